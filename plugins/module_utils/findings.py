@@ -1,0 +1,65 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Findings: one problem (error) or piece of advice (warning) about an inventory field."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing as t
+
+ERROR = "error"
+WARNING = "warning"
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    """A single validation result, always tied to the inventory field it is about."""
+
+    severity: str
+    path: str
+    message: str
+    expected: str
+    value: t.Any = None
+    rule: str = ""
+
+    def render(self) -> str:
+        """One readable line: where, what, what we got and what we expected."""
+        rule = " [%s]" % self.rule if self.rule else ""
+        return "%s: %s (got %s; expected %s)%s" % (
+            self.path, self.message, _show(self.value), self.expected, rule)
+
+    def as_dict(self) -> dict[str, t.Any]:
+        return dataclasses.asdict(self)
+
+
+def _show(value: t.Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+class Findings:
+    """Collects every finding of a run so that all problems are reported at once."""
+
+    def __init__(self) -> None:
+        self.items: list[Finding] = []
+
+    def error(self, path: str, message: str, expected: str, value: t.Any = None, rule: str = "") -> None:
+        self.items.append(Finding(ERROR, path, message, expected, value, rule))
+
+    def warn(self, path: str, message: str, expected: str, value: t.Any = None, rule: str = "") -> None:
+        self.items.append(Finding(WARNING, path, message, expected, value, rule))
+
+    def extend(self, other: t.Iterable[Finding]) -> None:
+        self.items.extend(other)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.items if f.severity == ERROR]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.items if f.severity == WARNING]
+
+    def __bool__(self) -> bool:
+        return bool(self.items)

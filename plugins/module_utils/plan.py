@@ -1,0 +1,153 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The routing plan: the one platform-neutral description of how a site talks to ACG.
+
+Every renderer and the probe consume this structure and nothing else; no routing decision is made
+downstream. ``docs/routing-plan.md`` documents each field. The plan is plain JSON-serialisable data
+and deterministic: the same inventory (and SRV answers) always give the same plan.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from ansible_collections.commsgw.routing.plugins.module_utils.model import Deployment, ServiceRegion, Site
+from ansible_collections.commsgw.routing.plugins.module_utils.validation import normalise_fqdn
+
+SCHEMA_VERSION = 1
+# Response codes ACG asks us to retry on another local peer (R-14); every other final error is relayed
+# to the caller unchanged (R-16).
+RETRY_CODES = (408, 503, 504)
+# ACG's published SIP size limits (R-27).
+LIMITS = {"max_message_bytes": 10240, "max_request_uri_bytes": 256, "max_contact_uri_bytes": 256}
+PROVISIONING_API_MAX_TTL_S = 60  # R-21
+PROVISIONING_API_RETRY_AFTER_S = 60  # R-21
+
+
+def srv_name(hostname: str) -> str:
+    """The SRV record that lists a region's SIP peers (R-10)."""
+    return "_sip._tls." + normalise_fqdn(hostname)
+
+
+def _peers(name: str, resolved: t.Mapping[str, t.Any]) -> t.Optional[list[dict[str, t.Any]]]:
+    """The resolved SRV targets of ``name`` in canonical order, or None when not resolved."""
+    answer = resolved.get(name)
+    if answer is None:
+        return None
+    targets = answer["targets"]
+    peers = [{"target": normalise_fqdn(tgt["target"]), "port": int(tgt["port"]), "priority": int(tgt["priority"]),
+              "weight": int(tgt["weight"]), "addresses": sorted(tgt.get("addresses", []))} for tgt in targets]
+    return sorted(peers, key=lambda p: (p["priority"], -p["weight"], p["target"], p["port"]))
+
+
+def _trunk_group(order: int, role: str, region: ServiceRegion, transport: str,
+                 resolved: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+    hostname = normalise_fqdn(region.hostname)
+    name = srv_name(hostname)
+    answer = resolved.get(name)
+    return {
+        "order": order,
+        "role": role,
+        "region": region.name,
+        "azure_region": region.azure_region,
+        "hostname": hostname,
+        "srv_name": name,
+        "transport": transport,
+        # R-24: SNI and certificate check use the regional hostname, never the SRV target.
+        "tls": {"sni": hostname, "verify_hostname": hostname, "min_version": "TLSv1.2"} if transport == "tls" else None,
+        "ip_ranges": sorted(region.ip_ranges),
+        "srv_ttl": None if answer is None else int(answer["ttl"]),
+        "peers": _peers(name, resolved),
+    }
+
+
+def _ordered_regions(deployment: Deployment, site: Site) -> list[tuple[str, ServiceRegion]]:
+    local = deployment.region_named(site.service_region)
+    assert local is not None, "plan built from an invalid deployment"
+    others = [r for r in deployment.service_regions if r is not local]
+    return [("local", local)] + [("remote", r) for r in others]
+
+
+def _mcp(deployment: Deployment, ordered: list[tuple[str, ServiceRegion]],
+         resolved: t.Mapping[str, t.Any]) -> t.Optional[dict[str, t.Any]]:
+    if not any(r.mcp_hostname for _, r in ordered):
+        return None
+    records = []
+    for order, (role, region) in enumerate(ordered, start=1):
+        hostname = normalise_fqdn(region.mcp_hostname)
+        name = srv_name(hostname)
+        answer = resolved.get(name)
+        records.append({"order": order, "role": role, "region": region.name, "hostname": hostname, "srv_name": name,
+                        "srv_ttl": None if answer is None else int(answer["ttl"]), "peers": _peers(name, resolved)})
+    return {
+        # R-18: each region's MCP record already lists the other region's MCP at a lower priority, so
+        # the local record alone gives the cross-region fallback; the remote record is kept for the
+        # probe and for when the local record cannot be resolved.
+        "records": records,
+        "options_probing": False,  # R-19: MCP does not answer OPTIONS
+        "hold_down_s": deployment.mcp.hold_down_s,
+        "policy_on_5xx": deployment.mcp.policy,  # R-20
+        "continue_next_hop": deployment.mcp.continue_next_hop,
+    }
+
+
+def build_site_plan(deployment: Deployment, site: Site,
+                    resolved: t.Optional[t.Mapping[str, t.Any]] = None) -> dict[str, t.Any]:
+    """The routing plan of one site. ``resolved`` maps SRV names to SRV answers (``SrvAnswer.as_dict``)."""
+    resolved = resolved or {}
+    ordered = _ordered_regions(deployment, site)
+    routing = deployment.routing
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "deployment": {"name": deployment.name, "type": deployment.type,
+                       "base_domain": normalise_fqdn(deployment.base_domain),
+                       "management_region": deployment.management_region},
+        "site": {"name": site.name, "local_region": site.service_region},
+        "sbcs": sorted(({"host": s.host, "platform": s.platform} for s in deployment.sbcs if s.site == site.name),
+                       key=lambda s: s["host"]),
+        # R-03/R-12/R-15: local region first, then the other region (production only).
+        "trunk_groups": [_trunk_group(order, role, region, deployment.acg_transport, resolved)
+                         for order, (role, region) in enumerate(ordered, start=1)],
+        # R-11: RFC 2782 priority then weighted choice within a trunk group.
+        "selection": "rfc2782",
+        "health": {  # R-13
+            "method": "OPTIONS",
+            "interval_s": routing["options_interval_s"],
+            "failure_threshold": routing["failure_threshold"],
+            "recovery_threshold": routing["recovery_threshold"],
+            "window_s": routing["options_interval_s"] * routing["failure_threshold"],
+        },
+        "retry": {  # R-14..R-17
+            "retry_codes": list(RETRY_CODES),
+            "retry_on_no_response": True,
+            # A branch that rang and then timed out is ring-no-answer, not a dead peer.
+            "retry_after_provisional_timeout": False,
+            "invite_timer_ms": routing["invite_timer_ms"],
+            "scope": "local_trunk_group_first",
+            "hunt_next_group": "only_when_every_peer_of_the_group_failed",
+            "other_errors": "relay_unchanged",
+        },
+        "acl": {  # R-08: every /28 of the deployment, from every region.
+            "ranges": sorted(({"network": n, "region": r.name} for r in deployment.service_regions
+                              for n in r.ip_ranges), key=lambda e: (e["network"], e["region"])),
+        },
+        "mcp": _mcp(deployment, ordered, resolved),
+        "emergency": {"dial_strings": sorted(set(deployment.emergency_dial_strings)), "route_to_acg": False},  # R-25
+        "limits": dict(LIMITS),  # R-27
+        "provisioning_api": {  # R-21
+            "hostname": "provapi." + normalise_fqdn(deployment.base_domain),
+            "max_ttl_s": PROVISIONING_API_MAX_TTL_S,
+            "retry_after_s": PROVISIONING_API_RETRY_AFTER_S,
+        },
+    }
+
+
+def srv_names(deployment: Deployment) -> list[str]:
+    """Every SRV record the deployment depends on (SBC peers and MCP)."""
+    names = []
+    for region in deployment.service_regions:
+        names.append(srv_name(region.hostname))
+        if region.mcp_hostname:
+            names.append(srv_name(region.mcp_hostname))
+    return names
