@@ -1,0 +1,88 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: routing_plan
+short_description: Build the platform-neutral ACG routing plan of every operator site
+version_added: 0.1.0
+description:
+  - Validates the ACG deployments found in O(hosts) and, when they are valid, builds one routing plan per site:
+    ordered trunk groups (local region first), SRV names, TLS, OPTIONS monitoring, retry policy, ACL, MCP,
+    emergency exclusions and SIP size limits. The plan is the single source of truth for every renderer and the probe;
+    its schema is documented in C(docs/routing-plan.md).
+  - With O(resolved) (the RV(commsgw.routing.srv_audit#module:answers) of the SRV audit) the trunk groups also list their peers.
+  - Fails, building nothing, when any deployment has a validation error.
+  - Runs on the controller; makes no change.
+author: commsgw.routing contributors
+options:
+  hosts:
+    description: Host name to that host's commsgw variables, as returned by the P(commsgw.routing.sbc_facts#filter) filter.
+    type: dict
+    required: true
+  resolved:
+    description: SRV name to SRV answer, as returned by M(commsgw.routing.srv_audit) in RV(commsgw.routing.srv_audit#module:answers).
+    type: dict
+    default: {}
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Build the routing plan of every site
+  commsgw.routing.routing_plan:
+    hosts: "{{ hostvars | commsgw.routing.sbc_facts(groups['all']) }}"
+  delegate_to: localhost
+  run_once: true
+  register: commsgw_plans
+
+- name: Show the plan of this host's site
+  ansible.builtin.debug:
+    var: commsgw_plans.host_plans[inventory_hostname]
+"""
+
+RETURN = r"""
+plans:
+  description: Routing plan per site, keyed C(<deployment>/<site>).
+  returned: success
+  type: dict
+host_plans:
+  description: The routing plan of each SBC host's site, keyed by host name.
+  returned: success
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.inventory import (
+    render_findings, site_plans, validate_inventory)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={"hosts": {"type": "dict", "required": True},
+                       "resolved": {"type": "dict", "default": {}}},
+        supports_check_mode=True,
+    )
+    reports = validate_inventory(module.params["hosts"])
+    errors = render_findings(reports, "errors")
+    if errors:
+        module.fail_json(msg="no plan: %d problem(s) in the inventory:\n%s" % (len(errors), "\n".join(errors)),
+                         errors=errors)
+    plans = {}
+    host_plans = {}
+    for report in reports:
+        deployment = report["model"]
+        for plan in site_plans(deployment, module.params["resolved"]):
+            key = "%s/%s" % (deployment.name, plan["site"]["name"])
+            plans[key] = plan
+            for sbc in plan["sbcs"]:
+                host_plans[sbc["host"]] = plan
+    module.exit_json(changed=False, plans=plans, host_plans=host_plans)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: validate_inventory
+short_description: Check ACG deployments in the inventory against the Azure Communications Gateway contract
+version_added: 0.1.0
+description:
+  - Validates every ACG deployment found in O(hosts) offline and reports B(all) problems at once.
+  - Each finding names the inventory field (for example V(service_regions[1].ip_ranges[0])), the bad value and what is
+    expected, and cites the requirement id (R-xx) it enforces.
+  - Errors fail the task; warnings (advice) are returned apart and only fail it with O(fail_on_warnings).
+  - Runs on the controller; makes no change.
+author: commsgw.routing contributors
+options:
+  hosts:
+    description:
+      - Host name to that host's commsgw variables, as returned by the P(commsgw.routing.sbc_facts#filter) filter.
+    type: dict
+    required: true
+  fail_on_warnings:
+    description: Treat warnings as errors.
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Validate every ACG deployment of the inventory
+  commsgw.routing.validate_inventory:
+    hosts: "{{ hostvars | commsgw.routing.sbc_facts(groups['all']) }}"
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+deployments:
+  description: One entry per deployment with its findings.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - name: contoso-emea
+      errors:
+        - path: service_regions[1].ip_ranges[0]
+          message: is a /27
+          expected: an IPv4 /28 on its network boundary, e.g. 203.0.113.16/28
+          value: 20.82.160.32/27
+          rule: R-07
+          severity: error
+      warnings: []
+errors:
+  description: Every error as one readable line, prefixed with its deployment.
+  returned: always
+  type: list
+  elements: str
+warnings_found:
+  description: Every warning (advice) as one readable line.
+  returned: always
+  type: list
+  elements: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.inventory import render_findings, validate_inventory
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={"hosts": {"type": "dict", "required": True},
+                       "fail_on_warnings": {"type": "bool", "default": False}},
+        supports_check_mode=True,
+    )
+    reports = validate_inventory(module.params["hosts"])
+    errors = render_findings(reports, "errors")
+    warnings = render_findings(reports, "warnings")
+    result = {
+        "changed": False,
+        "deployments": [{"name": r["name"], "errors": [f.as_dict() for f in r["errors"]],
+                         "warnings": [f.as_dict() for f in r["warnings"]]} for r in reports],
+        "errors": errors,
+        "warnings_found": warnings,
+    }
+    if not reports:
+        module.fail_json(msg="no host of this inventory carries commsgw_deployment: nothing to validate", **result)
+    failing = errors + (warnings if module.params["fail_on_warnings"] else [])
+    if failing:
+        module.fail_json(msg="%d problem(s) in the inventory:\n%s" % (len(failing), "\n".join(failing)), **result)
+    module.exit_json(msg="%d deployment(s) valid, %d warning(s)" % (len(reports), len(warnings)), **result)
+
+
+if __name__ == "__main__":
+    main()
