@@ -1,0 +1,76 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Shared pytest set-up and fixtures (keep it small; add fixtures at the end).
+
+Imports use ``ansible_collections.commsgw.routing...``. pytest.ini adds ``.collections`` to the path,
+which exists only after scripts/test ran; on a fresh clone this file creates the same symlink under
+``tests/output/collections`` (ignored by git) so a bare ``pytest`` works without PYTHONPATH.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import typing as t
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+TESTS = REPO / "tests"
+
+
+def _collection_importable() -> bool:
+    try:
+        return importlib.util.find_spec("ansible_collections.commsgw.routing.plugins") is not None
+    except ImportError:
+        return False
+
+
+def _ensure_collection_path() -> None:
+    if _collection_importable():
+        return
+    root = TESTS / "output" / "collections"
+    link = root / "ansible_collections" / "commsgw" / "routing"
+    if not link.exists():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            link.symlink_to(REPO, target_is_directory=True)
+        except FileExistsError:  # a parallel pytest run made it first
+            pass
+    sys.path.insert(0, str(root))
+    importlib.invalidate_caches()
+
+
+_ensure_collection_path()
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))  # `from harness.dns import DnsServer` whatever the import mode
+
+from harness.dns import DnsServer, SilentNameserver  # noqa: E402  (needs the path set above)
+
+
+def _first_address_index() -> int:
+    # Spread concurrent pytest processes over the 127.0.53.x pool; leases sort out any overlap.
+    return (os.getpid() * 7) % 254
+
+
+@pytest.fixture
+def dns_server(tmp_path: Path) -> t.Iterator[DnsServer]:
+    """A running Knot DNS server with no records yet, on its own 127.0.53.x address, port 53."""
+    server = DnsServer.start_on_free_address(tmp_path / "dns", first=_first_address_index())
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def silent_nameserver() -> t.Iterator[SilentNameserver]:
+    """A 127.0.53.x address whose port 53 accepts queries and never answers (timeout tests)."""
+    server = SilentNameserver.start_on_free_address(first=(_first_address_index() + 127) % 254)
+    try:
+        yield server
+    finally:
+        server.stop()
