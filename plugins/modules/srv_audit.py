@@ -1,0 +1,176 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: srv_audit
+short_description: Resolve and audit the DNS SRV records of an ACG deployment
+version_added: 0.1.0
+description:
+  - Resolves the C(_sip._tls.<regional FQDN>) SRV record of every service region (and the MCP record where the
+    deployment has MCP) and the IPv4 addresses of every target.
+  - Checks that every target address lies in the /28 range(s) of its region (R-07); MCP records may point into any
+    range of the deployment, since each lists the other region's MCP too (R-18).
+  - NXDOMAIN, an empty answer, a timeout, SERVFAIL, the RFC 2782 C(.) target ("service not available") and targets
+    without an IPv4 address are each reported as an error naming the inventory field, the record, the kind of
+    failure and the nameserver asked.
+  - Optionally checks that the provisioning API record C(provapi.<base_domain>) is served with a TTL of at most
+    60 s (R-21).
+  - Refuses to audit a deployment that does not pass offline validation (run M(commsgw.routing.validate_inventory)
+    first). Runs on the controller; makes no change.
+author: commsgw.routing contributors
+requirements:
+  - dnspython >= 2.0
+options:
+  deployment:
+    description: The deployment, as written in the inventory variable C(commsgw_deployment).
+    type: dict
+    required: true
+  nameservers:
+    description:
+      - IPv4 or IPv6 addresses of the nameservers to ask. Default is the controller's C(/etc/resolv.conf).
+    type: list
+    elements: str
+  port:
+    description: UDP/TCP port of the nameservers.
+    type: int
+    default: 53
+  timeout:
+    description: Seconds one lookup may take in total before it is reported as a timeout.
+    type: float
+    default: 2.0
+  check_provisioning_ttl:
+    description: Also check that C(provapi.<base_domain>) resolves with a TTL of at most 60 s (R-21).
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Audit the SRV records of the deployment
+  commsgw.routing.srv_audit:
+    deployment: "{{ commsgw_deployment }}"
+  register: commsgw_srv
+  delegate_to: localhost
+  run_once: true
+
+- name: Ask a given nameserver, skip the provisioning API check (lab)
+  commsgw.routing.srv_audit:
+    deployment: "{{ commsgw_deployment }}"
+    nameservers: [192.0.2.53]
+    timeout: 5
+    check_provisioning_ttl: false
+"""
+
+RETURN = r"""
+answers:
+  description:
+    - SRV name to answer, for every record that resolved; the input of M(commsgw.routing.routing_plan) O(resolved).
+  returned: always
+  type: dict
+  sample:
+    _sip._tls.pstn-region1.contoso.commsgw.azure.com:
+      name: _sip._tls.pstn-region1.contoso.commsgw.azure.com
+      ttl: 60
+      targets:
+        - priority: 10
+          weight: 50
+          port: 5061
+          target: sbc1.pstn-region1.contoso.commsgw.azure.com
+          addresses: [20.82.160.17]
+findings:
+  description: Every finding as a mapping.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - severity: error
+      path: service_regions[1].hostname
+      message: "SRV lookup of _sip._tls.pstn-region2.contoso.commsgw.azure.com via 192.0.2.53: the nameserver
+        answered SERVFAIL [servfail]"
+      expected: an SRV record with reachable targets (R-10)
+      value: servfail
+      rule: R-10
+errors:
+  description: Every error as one readable line.
+  returned: always
+  type: list
+  elements: str
+warnings_found:
+  description: Every warning as one readable line (C(warnings) is reserved by Ansible for displayed warnings).
+  returned: always
+  type: list
+  elements: str
+"""
+
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
+from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
+    DNSPYTHON_IMPORT_ERROR, HAS_DNSPYTHON, ResolverSettings, resolve_deployment)
+from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
+
+
+def _placeholder_sbcs(raw):
+    """One stand-in SBC per site: this module audits DNS, not which hosts serve which site."""
+    sites = raw.get("sites") if isinstance(raw, dict) else None
+    if not isinstance(sites, list):
+        return []
+    return [Sbc(host="srv-audit-site%d" % index, site=site.get("name"))
+            for index, site in enumerate(sites) if isinstance(site, dict)]
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "deployment": {"type": "dict", "required": True},
+            "nameservers": {"type": "list", "elements": "str"},
+            "port": {"type": "int", "default": 53},
+            "timeout": {"type": "float", "default": 2.0},
+            "check_provisioning_ttl": {"type": "bool", "default": True},
+        },
+        supports_check_mode=True,
+    )
+    if not HAS_DNSPYTHON:
+        module.fail_json(msg=missing_required_lib("dnspython"),
+                         exception="".join(traceback.format_exception_only(type(DNSPYTHON_IMPORT_ERROR),
+                                                                           DNSPYTHON_IMPORT_ERROR)))
+    params = module.params
+    if not 0 < params["port"] < 65536:
+        module.fail_json(msg="port must be 1-65535, got %d" % params["port"])
+    if not params["timeout"] > 0:
+        module.fail_json(msg="timeout must be positive, got %s" % params["timeout"])
+
+    raw = params["deployment"]
+    deployment, invalid = validate_deployment(raw, _placeholder_sbcs(raw))
+    if invalid.errors:
+        lines = [f.render() for f in invalid.errors]
+        module.fail_json(msg="deployment %s does not pass validation; fix it before the SRV audit:\n%s"
+                         % (deployment.name, "\n".join(lines)),
+                         answers={}, findings=[f.as_dict() for f in invalid.errors], errors=lines, warnings_found=[])
+
+    settings = ResolverSettings(nameservers=params["nameservers"] or None, port=params["port"],
+                                timeout_s=params["timeout"])
+    answers, findings = resolve_deployment(deployment, settings,
+                                           check_provisioning_ttl=params["check_provisioning_ttl"])
+    errors = [f.render() for f in findings if f.severity == "error"]
+    warnings = [f.render() for f in findings if f.severity == "warning"]
+    for line in warnings:
+        module.warn(line)
+    result = {"changed": False, "answers": answers, "findings": [f.as_dict() for f in findings],
+              "errors": errors, "warnings_found": warnings}
+    if errors:
+        module.fail_json(msg="SRV audit of deployment %s: %d error(s):\n%s"
+                         % (deployment.name, len(errors), "\n".join(errors)), **result)
+    module.exit_json(msg="SRV audit of deployment %s: %d record(s) resolved, %d warning(s)"
+                     % (deployment.name, len(answers), len(warnings)), **result)
+
+
+if __name__ == "__main__":
+    main()
