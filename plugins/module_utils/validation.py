@@ -21,13 +21,19 @@ from ansible_collections.commsgw.routing.plugins.module_utils.model import (
 from ansible_collections.commsgw.routing.plugins.module_utils.region_catalog import RegionCatalog, load_catalog
 
 # Names end up inside generated configs and file names: keep them to a safe alphabet.
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
+# Every pattern ends in \Z, not $: '$' also matches before a trailing newline, which would let a value
+# such as "112\n" through into a rendered config.
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}\Z")
 NAME_EXPECTED = "1-63 letters, digits, '-' or '_', starting with a letter or digit"
-HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
-LABEL_RE = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
+HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}\Z")
+LABEL_RE = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)\Z")
 FQDN_EXPECTED = "a fully qualified domain name (RFC 1123: dot-separated labels of letters, digits and '-')"
-DIAL_STRING_RE = re.compile(r"^\+?[0-9]{1,15}$")
-NEXT_HOP_RE = re.compile(r"^(?P<host>[A-Za-z0-9.-]+)(:(?P<port>[0-9]{1,5}))?$")
+DIAL_STRING_RE = re.compile(r"^\+?[0-9]{1,15}\Z")
+NEXT_HOP_RE = re.compile(r"^(?P<host>[A-Za-z0-9.-]+)(:(?P<port>[0-9]{1,5}))?\Z")
+# Azure region names as written by Azure or ACG: 'westeurope', 'West Europe', 'India Central'. The catalog
+# look-up ignores case and separators, so the alphabet is checked here to keep other characters out.
+AZURE_NAME_RE = re.compile(r"^[A-Za-z0-9]+([ -][A-Za-z0-9]+)*\Z")
+AZURE_NAME_EXPECTED = "an Azure region name, e.g. 'westeurope' or 'West Europe'"
 RANGE_PREFIX = 28
 
 
@@ -37,7 +43,8 @@ def fqdn_problem(value: str) -> t.Optional[str]:
         return "is empty or longer than 253 characters"
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
         return "contains whitespace or control characters"
-    labels = value.rstrip(".").split(".")
+    # One trailing dot (an absolute name) is fine; 'a.b..' is an empty label, not a root.
+    labels = (value[:-1] if value.endswith(".") else value).split(".")
     if len(labels) < 2:
         return "is not fully qualified (needs at least two labels)"
     bad = [label for label in labels if not LABEL_RE.match(label)]
@@ -49,7 +56,7 @@ def fqdn_problem(value: str) -> t.Optional[str]:
 
 
 def normalise_fqdn(value: str) -> str:
-    return value.rstrip(".").lower()
+    return (value[:-1] if value.endswith(".") else value).lower()
 
 
 class _Rules:
@@ -59,8 +66,13 @@ class _Rules:
         self.d = deployment
         self.catalog = catalog
         self.f = findings
+        # Fields that failed to parse were already reported; rules skip checks that would only
+        # repeat that fault in other words (e.g. "0 service regions" after "service_regions is missing").
+        self.bad = {finding.path for finding in findings.errors}
 
     def run(self) -> None:
+        if "commsgw_deployment" in self.bad:
+            return  # not even a mapping: nothing parsed, every rule would only restate that
         self.identity()
         self.shape()
         self.pairing()
@@ -89,13 +101,15 @@ class _Rules:
             return False
         return True
 
-    def _unique(self, items: t.Iterable[tuple[str, t.Any]], what: str, rule: str = "") -> None:
+    def _unique(self, items: t.Iterable[tuple[str, t.Any]], what: str, rule: str = "", fold: bool = False) -> None:
+        """Report repeats; ``fold`` compares case-insensitively (names become file names and identifiers)."""
         seen: dict[t.Any, str] = {}
-        for path, key in items:
-            if key is None:
+        for path, value in items:
+            if value is None:
                 continue
+            key = value.lower() if fold and isinstance(value, str) else value
             if key in seen:
-                self.f.error(path, "repeats the %s of %s" % (what, seen[key]), "a distinct %s" % what, key, rule)
+                self.f.error(path, "repeats the %s of %s" % (what, seen[key]), "a distinct %s" % what, value, rule)
             else:
                 seen[key] = path
 
@@ -108,31 +122,37 @@ class _Rules:
 
     def shape(self) -> None:
         regions, sites = len(self.d.service_regions), len(self.d.sites)
+        if "service_regions" in self.bad:
+            regions = None
+        if "sites" in self.bad:
+            sites = None
         if self.d.type == "production":
-            if regions != 2:
+            if regions not in (None, 2):
                 self.f.error("service_regions", "a production deployment has %d service region(s)" % regions,
                              "exactly 2 service regions", regions, "R-01")
-            if sites != 2:
+            if sites not in (None, 2):
                 self.f.error("sites", "a production deployment has %d operator site(s)" % sites,
                              "exactly 2 geographically redundant sites", sites, "R-03")
         elif self.d.type == "lab":
-            if regions != 1:
+            if regions not in (None, 1):
                 self.f.error("service_regions", "a lab deployment has %d service region(s)" % regions,
                              "exactly 1 service region", regions, "R-02")
-            if sites != 1:
+            if sites not in (None, 1):
                 self.f.error("sites", "a lab deployment has %d operator site(s)" % sites,
                              "exactly 1 operator site", sites, "R-02")
         for region in self.d.service_regions:
             self._name(region.path + ".name", region.name)
         for site in self.d.sites:
             self._name(site.path + ".name", site.name)
-        self._unique(((r.path + ".name", r.name) for r in self.d.service_regions), "name")
-        self._unique(((s.path + ".name", s.name) for s in self.d.sites), "name")
+        self._unique(((r.path + ".name", r.name) for r in self.d.service_regions), "name", fold=True)
+        self._unique(((s.path + ".name", s.name) for s in self.d.sites), "name", fold=True)
 
     def pairing(self) -> None:
         region_names = [r.name for r in self.d.service_regions if r.name is not None]
+        # A site can only be said to name an unknown region when every region's name is known.
+        regions_known = "service_regions" not in self.bad and len(region_names) == len(self.d.service_regions)
         for site in self.d.sites:
-            if site.service_region is not None and site.service_region not in region_names:
+            if regions_known and site.service_region is not None and site.service_region not in region_names:
                 self.f.error(site.path + ".service_region", "names no service region of this deployment",
                              "one of: " + ", ".join(map(str, region_names)), site.service_region, "R-03")
         if self.d.type != "production":
@@ -140,8 +160,11 @@ class _Rules:
         self._unique(((s.path + ".service_region", s.service_region) for s in self.d.sites
                       if s.service_region in region_names), "service region", "R-03")
         paired = {s.service_region for s in self.d.sites}
+        # "Region unpaired" is only news when both sites name real regions (i.e. the same one twice);
+        # a site naming an unknown region was reported above and is the fault to fix.
+        sites_ok = "sites" not in self.bad and len(self.d.sites) == 2 and paired <= set(region_names)
         for region in self.d.service_regions:
-            if region.name is not None and region.name not in paired and len(self.d.sites) == 2:
+            if region.name is not None and region.name not in paired and sites_ok:
                 self.f.error(region.path, "is paired with no site", "each service region paired with one site",
                              region.name, "R-03")
 
@@ -149,7 +172,7 @@ class _Rules:
         value = self.d.management_region
         if not isinstance(value, str):
             return
-        found = self.catalog.management_region(value)
+        found = self.catalog.management_region(value) if AZURE_NAME_RE.match(value) else None
         if found is None:
             self.f.error("management_region", "is not an ACG management region",
                          "one of: " + ", ".join(self.catalog.management_names()), value, "R-04")
@@ -166,7 +189,7 @@ class _Rules:
     def _azure_regions(self) -> dict[int, t.Any]:
         found = {}
         for region in self.d.service_regions:
-            if isinstance(region.azure_region, str):
+            if isinstance(region.azure_region, str) and AZURE_NAME_RE.match(region.azure_region):
                 azure = self.catalog.region(region.azure_region)
                 if azure is not None:
                     found[region.index] = azure
@@ -174,14 +197,19 @@ class _Rules:
 
     def azure_regions(self) -> None:
         for region in self.d.service_regions:
-            if isinstance(region.azure_region, str) and self.catalog.region(region.azure_region) is None:
-                self.f.error(region.path + ".azure_region", "is not an Azure region",
-                             "an Azure region name, e.g. 'westeurope' or 'West Europe'", region.azure_region, "R-05")
+            if not isinstance(region.azure_region, str):
+                continue
+            if not AZURE_NAME_RE.match(region.azure_region) or self.catalog.region(region.azure_region) is None:
+                self.f.error(region.path + ".azure_region", "is not an Azure region", AZURE_NAME_EXPECTED,
+                             region.azure_region, "R-05")
         azure = self._azure_regions()
         for index, reg in azure.items():
-            if reg.access != "open":
+            if reg.access == "restricted":
                 self.f.warn("service_regions[%d].azure_region" % index, "is an access-restricted Azure region",
                             "an open region (or an approved access request)", reg.name, "R-05")
+            elif reg.access != "open":
+                self.f.warn("service_regions[%d].azure_region" % index,
+                            "is not generally available yet (%s)" % reg.access, "an open region", reg.name, "R-05")
         if self.d.type != "production" or len(azure) != 2 or len(self.d.service_regions) != 2:
             return
         first, second = azure[0], azure[1]
@@ -197,13 +225,16 @@ class _Rules:
         elif single and first.area != second.area:
             self.f.warn(path, "crosses geographic areas (allowed: one region is a single-region geography)",
                         "the nearest region in another geography", second.name, "R-05")
-        if not single and not self.catalog.are_paired(first, second):
+        # Pairing advice only matters once the area rule holds; a region alone in its geography has no pair.
+        elif not single and not self.catalog.are_paired(first, second):
             self.f.warn(path, "is not the Azure regional pair of %s" % first.name,
                         "an Azure regional pair (preferred)", second.name, "R-05")
 
     def hostnames(self) -> None:
         names: list[tuple[str, t.Any]] = []
-        base = normalise_fqdn(self.d.base_domain) if isinstance(self.d.base_domain, str) else None
+        base = self.d.base_domain
+        # An invalid base domain was reported already; comparing hostnames with it would only add noise.
+        base = normalise_fqdn(base) if isinstance(base, str) and fqdn_problem(base) is None else None
         for region in self.d.service_regions:
             for key in ("hostname", "mcp_hostname"):
                 value, path = getattr(region, key), "%s.%s" % (region.path, key)
@@ -218,7 +249,7 @@ class _Rules:
     def ip_ranges(self) -> None:
         networks: list[tuple[str, ipaddress.IPv4Network]] = []
         for region in self.d.service_regions:
-            if not region.ip_ranges and region.name is not None:
+            if not region.ip_ranges and region.path + ".ip_ranges" not in self.bad and region.path not in self.bad:
                 self.f.error(region.path + ".ip_ranges", "is empty", "at least one /28 IPv4 range", [], "R-07")
             for index, value in enumerate(region.ip_ranges):
                 path = "%s.ip_ranges[%d]" % (region.path, index)
@@ -227,7 +258,9 @@ class _Rules:
                     networks.append((path, network))
         for position, (path, network) in enumerate(networks):
             for other_path, other in networks[:position]:
-                if network.overlaps(other):
+                if network == other:
+                    self.f.error(path, "repeats %s" % other_path, "each /28 listed once", str(network), "R-07")
+                elif network.overlaps(other):
                     self.f.error(path, "overlaps %s (%s)" % (other_path, other), "ranges that do not overlap",
                                  str(network), "R-07")
 
@@ -250,10 +283,16 @@ class _Rules:
         if network.prefixlen != RANGE_PREFIX:
             self.f.error(path, "is a /%d" % network.prefixlen, expected, value, "R-07")
             return None
-        if str(network) != value.strip():
-            self.f.error(path, "is not on its /28 boundary (did you mean %s?)" % network, expected, value, "R-07")
+        # Exact canonical text only, so that the configs carry exactly what was validated.
+        if str(network) != value:
+            if ipaddress.ip_interface(value).ip != network.network_address:
+                problem = "has host bits set: not on its /28 boundary (did you mean %s?)" % network
+            else:
+                problem = "is not written canonically (did you mean %s?)" % network
+            self.f.error(path, problem, expected, value, "R-07")
             return None
-        if not network.is_global and not self.d.allow_non_public_ranges:
+        # Multicast counts as global to ipaddress, but an ACG range is always unicast.
+        if (not network.is_global or network.is_multicast) and not self.d.allow_non_public_ranges:
             self.f.error(path, "is not a public range", "a public range, or allow_non_public_ranges: true "
                          "for a lab or test deployment", value, "R-07")
         return t.cast(ipaddress.IPv4Network, network)
@@ -290,7 +329,9 @@ class _Rules:
         with_mcp = [r for r in self.d.service_regions if r.mcp_hostname is not None]
         if with_mcp and len(with_mcp) != len(self.d.service_regions):
             for region in self.d.service_regions:
-                if region.mcp_hostname is None:
+                # A present but mistyped mcp_hostname was reported as such, not as missing.
+                if region.mcp_hostname is None and region.path + ".mcp_hostname" not in self.bad \
+                        and region.path not in self.bad:
                     self.f.error(region.path + ".mcp_hostname", "is missing while another region has MCP",
                                  "an MCP hostname for every service region (from the Azure portal)", None, "R-18")
         if self.d.mcp.policy not in MCP_POLICIES:
@@ -324,11 +365,16 @@ class _Rules:
 
     def sbcs(self) -> None:
         site_names = [s.name for s in self.d.sites if s.name is not None]
+        # Whether a host names an unknown site can only be told when every site's name parsed.
+        sites_known = "sites" not in self.bad and len(site_names) == len(self.d.sites)
         served: set[t.Any] = set()
         for sbc in self.d.sbcs:
             if not HOST_RE.match(sbc.host):
                 self.f.error(sbc.path, "is not a safe host name", "letters, digits, '.', '-' or '_'", sbc.host)
-            if sbc.site not in site_names:
+            if sbc.site is None:
+                self.f.error(sbc.path + ".commsgw_site", "is missing", "one of: " + ", ".join(map(str, site_names)),
+                             None, "R-03")
+            elif sites_known and sbc.site not in site_names:
                 self.f.error(sbc.path + ".commsgw_site", "names no site of deployment %s" % self.d.name,
                              "one of: " + ", ".join(map(str, site_names)), sbc.site, "R-03")
             served.add(sbc.site)
