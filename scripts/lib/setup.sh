@@ -107,5 +107,5 @@ commsgw_setup() {
     export ANSIBLE_CONFIG="$COMMSGW_ROOT/ansible.cfg"
     export ANSIBLE_COLLECTIONS_PATH="$COMMSGW_ROOT/.collections"
     export PYTHONPATH="$COMMSGW_ROOT/.collections${PYTHONPATH:+:$PYTHONPATH}"
-    cd "$COMMSGW_ROOT"
+    cd "$COMMSGW_ROOT" || return 1
 }
