@@ -1,0 +1,292 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Routing plan + SBC settings -> the Kamailio "view": plain data the templates only spell out.
+
+Nothing here decides routing: every choice comes from the plan (``plugins/module_utils/plan.py``).
+This module only translates it into Kamailio's vocabulary:
+
+* dispatcher sets: one per (trunk group, SRV priority tier), in the plan's order, so that serial
+  failover (``ds_select_routes`` + ``ds_next_dst``) walks local best tier -> local next tiers ->
+  the other region. Set id = group order * 100 + tier index (101, 102, 201...), stable and readable.
+  Dispatcher priority runs the other way from SRV priority (higher first): 65535 - SRV priority.
+  ``rweight`` (algorithm 11, relative weight, 1..100) is the SRV weight scaled to the tier's largest
+  weight; SRV weight 0 becomes 1 because Kamailio ignores rweight 0 (RFC 2782 gives it a small
+  chance too).
+* permissions address rows: every /28 of the plan's ACL (R-08).
+* timers, retry codes, emergency dial strings, size limits, version-dependent TLS parameters.
+
+Also the ``kamailio -v`` parser used by the roles to detect the target's version.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import typing as t
+
+DS_ALG_RELATIVE_WEIGHT = 11
+DS_FLAG_PROBING = 8  # dispatcher "probing" flag: only ACG peers get it (ds_probing_mode 3)
+ACL_GROUP = 1
+# tls_threads_mode (the cure for 5.6's OpenSSL 3 memory corruption) exists from 5.7.5 on.
+TLS_FIXED_VERSION = (5, 7, 5)
+# Ring time once a peer answered provisionally: long, since ring-no-answer is the callee's business.
+DEFAULT_FR_INV_TIMER_MS = 120000
+
+_VERSION_RE = re.compile(r"version:\s*kamailio\s+(\d+)\.(\d+)\.(\d+)", re.IGNORECASE)
+
+
+class KamailioViewError(ValueError):
+    """The plan cannot be expressed as a working Kamailio configuration (e.g. unresolved peers)."""
+
+
+def parse_kamailio_version(output: str) -> str:
+    """The "5.6.3" of ``kamailio -v`` output ("version: kamailio 5.6.3 (x86_64/linux) ...")."""
+    match = _VERSION_RE.search(output or "")
+    if not match:
+        raise ValueError("no 'version: kamailio X.Y.Z' line in: %r" % (output or "")[:200])
+    return ".".join(match.groups())
+
+
+def version_tuple(version: str) -> tuple[int, int, int]:
+    parts = re.findall(r"\d+", version or "")
+    if len(parts) < 2:
+        raise ValueError("not a Kamailio version: %r" % version)
+    numbers = [int(p) for p in parts[:3]] + [0] * (3 - len(parts[:3]))
+    return numbers[0], numbers[1], numbers[2]
+
+
+def has_tls_threads_mode(version: str) -> bool:
+    return version_tuple(version) >= TLS_FIXED_VERSION
+
+
+def scale_rweights(weights: t.Sequence[int]) -> list[int]:
+    """SRV weights of one tier -> dispatcher rweight 1..100 keeping the ratios."""
+    top = max(weights) if weights else 0
+    if top <= 0:
+        return [1 for _ in weights]
+    return [max(1, min(100, int(round(100.0 * w / top)))) for w in weights]
+
+
+def _socket(proto: str, address: str, port: int) -> str:
+    return "%s:%s:%d" % (proto, address, port)
+
+
+def dispatcher_sets(trunk_groups: t.Sequence[t.Mapping[str, t.Any]], acg_socket: str, transport: str
+                    ) -> list[dict[str, t.Any]]:
+    """The dispatcher sets of the plan's trunk groups, in failover order.
+
+    Also used by the SRV refresher with freshly resolved peers, so both produce identical rows.
+    """
+    sets: list[dict[str, t.Any]] = []
+    for group in sorted(trunk_groups, key=lambda g: g["order"]):
+        peers = group.get("peers")
+        if peers is None:
+            raise KamailioViewError("trunk group %s (%s): SRV record %s was not resolved; render needs resolved "
+                                    "peers" % (group["order"], group["region"], group["srv_name"]))
+        networks = [ipaddress.IPv4Network(n) for n in group.get("ip_ranges", [])]
+        tiers = sorted({int(p["priority"]) for p in peers})
+        for tier_index, priority in enumerate(tiers, start=1):
+            tier = [p for p in peers if int(p["priority"]) == priority]
+            rweights = scale_rweights([int(p["weight"]) for p in tier])
+            destinations = []
+            for peer, rweight in zip(tier, rweights):
+                addresses = list(peer.get("addresses") or [])
+                if not addresses:
+                    raise KamailioViewError("%s target %s has no IPv4 address; dispatcher rows need addresses"
+                                            % (group["srv_name"], peer["target"]))
+                for address in addresses:
+                    if networks and not any(ipaddress.IPv4Address(address) in n for n in networks):
+                        # R-07/R-08: an SRV target outside the region's /28s is never a peer.
+                        raise KamailioViewError("%s target %s resolves to %s, outside %s" % (
+                            group["srv_name"], peer["target"], address, ", ".join(group["ip_ranges"])))
+                    destinations.append({
+                        "uri": "sip:%s:%d;transport=%s" % (address, int(peer["port"]), transport),
+                        "flags": DS_FLAG_PROBING,
+                        "priority": 65535 - priority,
+                        "rweight": rweight,
+                        "attrs": "rweight=%d;socket=%s;target=%s" % (rweight, acg_socket, peer["target"]),
+                        "target": peer["target"],
+                        "address": address,
+                        "port": int(peer["port"]),
+                        "srv_priority": priority,
+                        "srv_weight": int(peer["weight"]),
+                    })
+            sets.append({
+                "id": int(group["order"]) * 100 + tier_index,
+                "group_order": int(group["order"]),
+                "role": group["role"],
+                "region": group["region"],
+                "hostname": group["hostname"],
+                "srv_name": group["srv_name"],
+                "srv_priority": priority,
+                "destinations": destinations,
+            })
+    return sets
+
+
+def dispatcher_list_text(sets: t.Sequence[t.Mapping[str, t.Any]]) -> str:
+    """The dispatcher.list file body (setid destination flags priority attrs)."""
+    lines = ["# setid destination flags priority attrs -- generated by commsgw.routing, do not edit"]
+    for ds_set in sets:
+        lines.append("# set %d: %s %s (%s) SRV priority %d" % (ds_set["id"], ds_set["role"], ds_set["region"],
+                                                           ds_set["srv_name"], ds_set["srv_priority"]))
+        for dst in ds_set["destinations"]:
+            lines.append("%d %s %d %d %s" % (ds_set["id"], dst["uri"], dst["flags"], dst["priority"], dst["attrs"]))
+    return "\n".join(lines) + "\n"
+
+
+def acl_rows(plan: t.Mapping[str, t.Any]) -> list[dict[str, t.Any]]:
+    rows = []
+    for entry in plan["acl"]["ranges"]:
+        network = ipaddress.IPv4Network(entry["network"])
+        rows.append({"group": ACL_GROUP, "address": str(network.network_address), "mask": network.prefixlen,
+                     "port": 0, "tag": entry["region"]})
+    return rows
+
+
+def address_list_text(rows: t.Sequence[t.Mapping[str, t.Any]]) -> str:
+    lines = ["# group address mask port tag -- ACG /28 ranges (R-08), generated by commsgw.routing"]
+    lines += ["%d %s %d %d %s" % (r["group"], r["address"], r["mask"], r["port"], r["tag"]) for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _emergency_regex(dial_strings: t.Sequence[str]) -> t.Optional[str]:
+    """R-URI user patterns of the plan's emergency dial strings (an optional leading + as well)."""
+    cleaned = [s for s in dial_strings if s]
+    if not cleaned:
+        return None
+    return "^\\+?(%s)$" % "|".join(re.escape(s) for s in cleaned)
+
+
+def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], version: str) -> dict[str, t.Any]:
+    """Translate ``plan`` + normalised ``settings`` (``sbc_settings``) for Kamailio ``version``."""
+    groups = plan["trunk_groups"]
+    transports = {g["transport"] for g in groups}
+    if len(transports) != 1:
+        raise KamailioViewError("trunk groups use different transports: %s" % sorted(transports))
+    transport = transports.pop()
+    acg = settings["acg_listen"]
+    core = settings["core_listen"]
+    acg_socket = _socket(transport, acg["address"], acg["port"])
+    core_socket = _socket(core["transport"], core["address"], core["port"])
+    sets = dispatcher_sets(groups, acg_socket, transport)
+    if not any(s["destinations"] for s in sets):
+        raise KamailioViewError("no trunk group has any peer: nothing to send calls to")
+    health = plan["health"]
+    retry = plan["retry"]
+    options_timeout_ms = settings.get("options_timeout_ms") or min(1000, int(health["interval_s"]) * 500)
+    config_dir = settings["config_dir"]
+    run_dir = settings["run_dir"]
+    tls = None
+    if transport == "tls":
+        if not has_tls_threads_mode(version) and not settings.get("allow_tls_on_unfixed_kamailio"):
+            raise KamailioViewError(
+                "Kamailio %s corrupts memory under TLS with OpenSSL 3 (kamailio issue #3791); the fix "
+                "(tls_threads_mode) needs Kamailio 5.7.5 or later. Upgrade (e.g. Debian 13, Kamailio 6.0) or set "
+                "commsgw_sbc.allow_tls_on_unfixed_kamailio: true to accept the risk." % version)
+        tls = {
+            "settings": dict(settings["tls"] or {}),
+            "threads_mode": 2 if has_tls_threads_mode(version) else None,
+            # R-24: SNI / certificate host name per trunk group (the regional hostname).
+            "groups": [{"order": g["order"], "hostname": g["hostname"], "sni": (g.get("tls") or {}).get("sni"),
+                        "verify_hostname": (g.get("tls") or {}).get("verify_hostname"),
+                        "min_version": (g.get("tls") or {}).get("min_version", "TLSv1.2")} for g in groups],
+        }
+    limits = plan["limits"]
+    headroom = int(settings["size_headroom_bytes"])
+    return {
+        "version": version,
+        "version_tuple": list(version_tuple(version)),
+        "host": settings.get("host"),
+        "site": plan["site"]["name"],
+        "deployment": plan["deployment"]["name"],
+        "transport": transport,
+        "log_level": settings["log_level"],
+        "memory": {"shared_mb": settings["shared_memory_mb"], "private_mb": settings["private_memory_mb"]},
+        "workers": {"udp": settings["udp_workers"], "tcp": settings["tcp_workers"]},
+        "listen": {
+            "acg": {"proto": transport, "address": acg["address"], "port": acg["port"], "socket": acg_socket},
+            "core": {"proto": core["transport"], "address": core["address"], "port": core["port"],
+                     "socket": core_socket},
+        },
+        "core_next_hop": {"uri": "sip:%s:%d;transport=%s" % (settings["core_next_hop"]["host"],
+                                                            settings["core_next_hop"]["port"], core["transport"]),
+                          "socket": core_socket},
+        "paths": {
+            "config_dir": config_dir,
+            "kamailio_cfg": config_dir + "/kamailio.cfg",
+            "dispatcher_list": config_dir + "/dispatcher.list",
+            "address_list": config_dir + "/address.list",
+            "tls_cfg": config_dir + "/tls.cfg",
+            "srv_json": config_dir + "/commsgw-srv.json",
+            "run_dir": run_dir,
+            "rpc_socket": run_dir + "/kamailio_rpc.sock",
+            "rpc_fifo": run_dir + "/kamailio_rpc.fifo",
+            "ctl_socket": run_dir + "/kamailio_ctl",
+        },
+        "dispatcher": {
+            "sets": sets,
+            "alg": DS_ALG_RELATIVE_WEIGHT,
+            # Serial failover order: the plan's trunk-group order, then SRV priority within a group.
+            "rules": ";".join("%d=%d" % (s["id"], DS_ALG_RELATIVE_WEIGHT) for s in sets if s["destinations"]),
+            "probing_flag": DS_FLAG_PROBING,
+        },
+        "health": {
+            "interval_s": int(health["interval_s"]),
+            "failure_threshold": int(health["failure_threshold"]),
+            "recovery_threshold": int(health["recovery_threshold"]),
+            "window_s": int(health["window_s"]),
+            "options_timeout_ms": int(options_timeout_ms),
+            "ping_from": "sip:options@%s" % acg["address"],
+        },
+        "timers": {
+            "invite_fr_ms": int(retry["invite_timer_ms"]),
+            "fr_inv_ms": DEFAULT_FR_INV_TIMER_MS,
+        },
+        "retry": {
+            "codes": [int(c) for c in retry["retry_codes"]],
+            "codes_regex": "|".join(str(int(c)) for c in retry["retry_codes"]),
+            "on_no_response": bool(retry["retry_on_no_response"]),
+            "after_provisional_timeout": bool(retry["retry_after_provisional_timeout"]),
+        },
+        "acl": {"group": ACL_GROUP, "rows": acl_rows(plan), "action": settings["acl_action"]},
+        "emergency": {
+            "dial_strings": list(plan["emergency"]["dial_strings"]),
+            "regex": _emergency_regex(plan["emergency"]["dial_strings"]),
+            "route_to_acg": bool(plan["emergency"]["route_to_acg"]),
+            "reply_code": settings["emergency_reply_code"],
+        },
+        "limits": {
+            "max_message_bytes": int(limits["max_message_bytes"]),
+            "max_received_bytes": max(0, int(limits["max_message_bytes"]) - headroom),
+            "headroom_bytes": headroom,
+            "max_request_uri_bytes": int(limits["max_request_uri_bytes"]),
+            "max_contact_uri_bytes": int(limits["max_contact_uri_bytes"]),
+        },
+        # MCP routing is a later addition: the hook exists, nothing is rendered while the plan has none.
+        "mcp": plan.get("mcp"),
+        "tls": tls,
+    }
+
+
+def srv_refresh_input(plan: t.Mapping[str, t.Any], view: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+    """commsgw-srv.json: what the on-host SRV refresher needs to rebuild dispatcher.list by itself."""
+    return {
+        "schema_version": 1,
+        "deployment": plan["deployment"]["name"],
+        "site": plan["site"]["name"],
+        "transport": view["transport"],
+        "acg_socket": view["listen"]["acg"]["socket"],
+        "dispatcher_list": view["paths"]["dispatcher_list"],
+        "rpc_socket": view["paths"]["rpc_socket"],
+        "rpc_fifo": view["paths"]["rpc_fifo"],
+        "set_id_rule": "group order * 100 + SRV priority tier index (1-based, ascending SRV priority)",
+        "trunk_groups": [{"order": g["order"], "role": g["role"], "region": g["region"], "hostname": g["hostname"],
+                          "srv_name": g["srv_name"], "ttl": g["srv_ttl"], "ip_ranges": list(g["ip_ranges"])}
+                         for g in plan["trunk_groups"]],
+        "sets": [{"id": s["id"], "group_order": s["group_order"], "srv_name": s["srv_name"],
+                  "srv_priority": s["srv_priority"]} for s in view["dispatcher"]["sets"]],
+        "acl_ranges": [e["network"] for e in plan["acl"]["ranges"]],
+        "min_ttl": min([g["srv_ttl"] for g in plan["trunk_groups"] if g["srv_ttl"] is not None] or [60]),
+    }
