@@ -10,6 +10,7 @@ Reading the files ourselves keeps these unit tests free of an Ansible inventory 
 
 from __future__ import annotations
 
+import copy
 import pathlib
 import typing as t
 
@@ -49,7 +50,8 @@ def load_hostvars(directory: pathlib.Path) -> dict[str, dict[str, t.Any]]:
         for _, group in sorted(memberships[host]):
             merged.update(group_vars.get(group, {}))
         merged.update(own)
-        result[host] = merged
+        # Each host gets its own copy, as from Ansible's hostvars: tests may edit one host's facts.
+        result[host] = copy.deepcopy(merged)
     return result
 
 
