@@ -127,7 +127,8 @@ def _lookup(resolver: "dns.resolver.Resolver", name: str, rdtype: str, where: st
         raise DnsLookupError(TIMEOUT, name, rdtype, where,
                              "no response within %.1f s" % float(resolver.lifetime or 0))
     except dns.resolver.NoNameservers as exc:
-        rcodes = {resp.rcode() for *_, resp in exc.kwargs.get("errors", []) if resp is not None}
+        # Each error is (server, tcp, port, exception, response); the response carries the rcode.
+        rcodes = {error[4].rcode() for error in exc.kwargs.get("errors", []) if error[4] is not None}
         if dns.rcode.SERVFAIL in rcodes:
             raise DnsLookupError(SERVFAIL, name, rdtype, where, "the nameserver answered SERVFAIL")
         if dns.rcode.REFUSED in rcodes:
@@ -161,7 +162,8 @@ def resolve_srv(name: str, settings: ResolverSettings) -> SrvAnswer:
     where = settings.describe()
     answer = _lookup(resolver, name, "SRV", where)
     rrset = answer.rrset
-    assert rrset is not None  # resolve() raises NoAnswer otherwise
+    if rrset is None:  # resolve() raises NoAnswer first; kept so an empty answer can never pass
+        raise DnsLookupError(NO_ANSWER, name, "SRV", where, "empty answer")
     records = [(int(r.priority), int(r.weight), int(r.port), normalise_fqdn(r.target.to_text()) or ".")
                for r in rrset]
     # RFC 2782: a Target of "." means the service is decidedly not available at this domain.
@@ -203,7 +205,7 @@ def rfc2782_order(targets: t.Sequence[t.Any], rng: random.Random) -> list[t.Any]
             # input order, then a stable sort brings the zeros to the front.
             rng.shuffle(remaining)
             remaining.sort(key=lambda entry: entry[0] != 0)
-            draw = rng.randint(0, sum(weight for weight, _ in remaining))
+            draw = rng.randint(0, sum(entry[0] for entry in remaining))
             running = 0
             for index, (weight, item) in enumerate(remaining):
                 running += weight
@@ -261,7 +263,9 @@ def check_ttl(name: str, max_ttl: int = PROVISIONING_API_MAX_TTL_S,
     except DnsLookupError as exc:
         return Finding(WARNING, path, "cannot check the provisioning API TTL: %s [%s]" % (exc, exc.kind),
                        "an A record for %s with a TTL of at most %d s" % (name, max_ttl), name, "R-21")
-    assert answer.rrset is not None
+    if answer.rrset is None:  # resolve() raises NoAnswer first
+        return Finding(WARNING, path, "cannot check the provisioning API TTL: empty answer for %s" % name,
+                       "an A record for %s" % name, name, "R-21")
     ttl = int(answer.rrset.ttl)
     if ttl > max_ttl:
         return Finding(ERROR, path, "the provisioning API record %s is served with a %d s TTL via %s"

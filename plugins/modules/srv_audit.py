@@ -19,7 +19,7 @@ description:
     60 s (R-21).
   - Refuses to audit a deployment that does not pass offline validation (run M(commsgw.routing.validate_inventory)
     first). Runs on the controller; makes no change.
-author: commsgw.routing contributors
+author: commsgw.routing contributors (@commsgw)
 requirements:
   - dnspython >= 2.0
 options:
@@ -46,8 +46,10 @@ options:
     default: true
 attributes:
   check_mode:
+    description: Can run in check mode; the module only reads DNS, so the result is the same.
     support: full
   diff_mode:
+    description: Makes no change, so there is nothing to diff.
     support: none
 """
 
@@ -70,7 +72,7 @@ EXAMPLES = r"""
 RETURN = r"""
 answers:
   description:
-    - SRV name to answer, for every record that resolved; the input of M(commsgw.routing.routing_plan) O(resolved).
+    - SRV name to answer, for every record that resolved; the input of O(commsgw.routing.routing_plan#module:resolved).
   returned: always
   type: dict
   sample:

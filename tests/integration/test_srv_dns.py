@@ -77,7 +77,7 @@ def test_good_answer_gives_targets_addresses_ttl_and_rfc2782_order(dns_server: D
     ]
     rng = random.Random(5)
     firsts = collections.Counter()
-    for _ in range(2000):
+    for _draw in range(2000):
         order = srv.rfc2782_order(answer.targets, rng)
         assert order[-1].target == "sbc3." + HOST1  # the priority-20 backup always last
         firsts[order[0].target] += 1
@@ -149,7 +149,7 @@ def test_audit_finds_target_outside_the_28_and_addressless_target(dns_server: Dn
     records["a"]["sbc2." + HOST1] = ["20.61.48.18", "20.61.48.33"]  # .33 is past the /28's end (.31)
     records["srv"][SRV1].append((30, 10, 5061, "ghost." + HOST1))  # no A record at all
     dns_server.set_records(**records)
-    deployment, _ = validate_deployment(PROD, [])
+    deployment = validate_deployment(PROD, [])[0]
     answers, findings = srv.resolve_deployment(deployment, settings(dns_server))
     assert sorted(answers) == [SRV1, SRV2]  # partial problems keep the answer for the plan
     assert sorted((f.severity, f.path, f.rule, f.value) for f in findings) == [
@@ -163,8 +163,8 @@ def test_region_target_in_the_other_regions_range_is_an_error(dns_server: DnsSer
     records = good_records()
     records["a"]["sbc1." + HOST2] = ["20.61.48.17"]  # region 1's /28 under region 2's record
     dns_server.set_records(**records)
-    deployment, _ = validate_deployment(PROD, [])
-    _, findings = srv.resolve_deployment(deployment, settings(dns_server))
+    deployment = validate_deployment(PROD, [])[0]
+    findings = srv.resolve_deployment(deployment, settings(dns_server))[1]
     assert [(f.path, f.value) for f in findings] == [("service_regions[1].hostname", "20.61.48.17")]
 
 
@@ -172,7 +172,7 @@ def test_dns_failures_become_findings_with_field_path_and_kind(dns_server: DnsSe
     records = good_records(servfail=[HOST2])
     del records["srv"][SRV1]
     dns_server.set_records(**records)
-    deployment, _ = validate_deployment(PROD, [])
+    deployment = validate_deployment(PROD, [])[0]
     answers, findings = srv.resolve_deployment(deployment, settings(dns_server))
     assert answers == {}
     assert [(f.severity, f.path, f.value) for f in findings] == [

@@ -35,7 +35,7 @@ def target(name: str, priority: int, weight: int, addresses: tuple[str, ...] = (
 
 def first_pick_shares(targets: list[srv.SrvTarget], seed: int = 2782) -> dict[str, float]:
     rng = random.Random(seed)
-    counts = collections.Counter(srv.rfc2782_order(targets, rng)[0].target for _ in range(DRAWS))
+    counts = collections.Counter(srv.rfc2782_order(targets, rng)[0].target for _draw in range(DRAWS))
     return {name: counts[name] / DRAWS for name in (tgt.target for tgt in targets)}
 
 
@@ -61,7 +61,7 @@ def test_second_pick_is_weighted_among_the_rest() -> None:
     targets = [target("a", 10, 60), target("b", 10, 30), target("c", 10, 10)]
     rng = random.Random(7)
     seconds = collections.Counter()
-    for _ in range(DRAWS * 2):
+    for _draw in range(DRAWS * 2):
         order = srv.rfc2782_order(targets, rng)
         if order[0].target == "a":
             seconds[order[1].target] += 1
@@ -75,7 +75,7 @@ def test_priority_is_strictly_respected() -> None:
     targets = [target("heavy-backup", 20, 1000), target("p10-a", 10, 1), target("p10-b", 10, 0),
                target("p5", 5, 0), target("p20-b", 20, 0)]
     rng = random.Random(11)
-    for _ in range(2000):
+    for _draw in range(2000):
         order = srv.rfc2782_order(targets, rng)
         assert sorted(order, key=id) == sorted(targets, key=id)  # a permutation: nothing lost or doubled
         priorities = [tgt.priority for tgt in order]
