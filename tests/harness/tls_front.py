@@ -65,12 +65,13 @@ class Connection:
     requests: list[str] = dataclasses.field(default_factory=list)   # request methods received over TLS
     responses: list[int] = dataclasses.field(default_factory=list)  # status codes received over TLS
     closed_at: t.Optional[float] = None
+    relay_error: t.Optional[str] = None   # why the relay stopped early (framing error etc.)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # SIP framing helpers (also used by tests that speak SIP over TLS directly)
 
-_CL_RE = re.compile(rb"^(?:content-length|l)[ \t]*:[ \t]*(\d+)[ \t]*$", re.I | re.M)
+_CL_RE = re.compile(rb"^(?:content-length|l)[ \t]*:[ \t]*(\d+)[ \t]*\r?$", re.I | re.M)
 
 
 def split_message(buf: bytearray) -> t.Optional[bytes]:
@@ -116,7 +117,9 @@ def method(msg: bytes) -> t.Optional[str]:
 
 def _fix_content_length(msg: bytes) -> bytes:
     head, sep, body = msg.partition(b"\r\n\r\n")
-    head = _CL_RE.sub(b"Content-Length: " + str(len(body)).encode(), head, count=1)
+    # Keep the line's own CR (the regex consumes it when the header is not the last one).
+    head = _CL_RE.sub(lambda m: b"Content-Length: " + str(len(body)).encode() + (b"\r" if m.group(0).endswith(b"\r") else b""),
+                      head, count=1)
     return head + sep + body
 
 
@@ -443,8 +446,8 @@ class TlsFront:
         try:
             await relay.open_backend()
             await relay.pump_tls()
-        except (ConnectionError, ValueError, ssl.SSLError, OSError):
-            pass
+        except (ConnectionError, ValueError, ssl.SSLError, OSError) as exc:
+            conn.relay_error = f"{type(exc).__name__}: {exc}"
         finally:
             conn.closed_at = time.time()
             relay.close()
