@@ -303,3 +303,31 @@ def test_plans_do_not_share_mutable_state() -> None:
     again = site_plans(deployment)
     assert again[0]["limits"]["max_message_bytes"] == 10240
     assert again[0]["retry"]["retry_codes"] == [408, 503, 504]
+
+
+# -- documentation -------------------------------------------------------------------------------------
+def test_documented_example_is_what_the_code_builds() -> None:
+    doc = (INVENTORIES.parent / "docs" / "routing-plan.md").read_text(encoding="utf-8")
+    example = doc.split("```json\n", 1)[1].split("```", 1)[0]
+    plan = site_plans(model_of(hostvars("production")))[0]
+    assert json.loads(example) == plan
+
+
+def test_every_plan_field_is_documented() -> None:
+    doc = (INVENTORIES.parent / "docs" / "routing-plan.md").read_text(encoding="utf-8")
+    variables = with_mcp(hostvars("production"))
+    deployment = model_of(variables)
+    name = srv_name(deployment.service_regions[0].hostname)
+    plan = site_plans(deployment, {name: answer(name, 5, (1, 1, 5061, "a.example", ["20.61.48.17"]))})[0]
+
+    def keys(value: t.Any) -> t.Iterator[str]:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                yield key
+                yield from keys(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from keys(item)
+
+    for key in set(keys(plan)):
+        assert "`%s`" % key in doc or ".%s`" % key in doc, key
