@@ -1,0 +1,270 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Talking to a running Kamailio and proving that a candidate configuration starts.
+
+Standard library only and no import from the rest of the collection: this file is also copied to
+the SBC host next to the SRV refresher (``commsgw-srv-refresh``), which runs there without Ansible.
+
+* ``JsonRpc``: Kamailio's ``jsonrpcs`` module over its UNIX datagram socket or its FIFO, the two
+  transports that need no HTTP listener (``dispatcher.reload``, ``permissions.addressReload``,
+  ``core.version``).
+* ``rpc_endpoints``: where a rendered ``kamailio.cfg`` puts those endpoints.
+* ``try_candidate``: starts a candidate configuration for real (``kamailio -c`` misses fixup errors,
+  see docs/kamailio-notes.md) in a private network and mount namespace where the candidate tree is
+  bind-mounted over the live configuration directory, waits until it answers ``core.version`` and
+  stops it. The live Kamailio, its sockets and its files are never touched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import typing as t
+
+DEFAULT_RUN_DIR = "/run/kamailio"
+# jsonrpcs defaults (both transports are on unless the cfg says otherwise).
+DEFAULT_SOCKET_NAME = "kamailio_rpc.sock"
+DEFAULT_FIFO_NAME = "kamailio_rpc.fifo"
+
+_MODPARAM_RE = re.compile(r'^\s*modparam\(\s*"jsonrpcs"\s*,\s*"(?P<name>[a-z_]+)"\s*,\s*"?(?P<value>[^")]*)"?\s*\)',
+                          re.MULTILINE)
+_LISTEN_RE = re.compile(r'^\s*(?:listen|socket)\s*=\s*(?:(?:udp|tcp|tls|sctp):)?\[?(?P<addr>[0-9.]+)\]?(?::\d+)?',
+                        re.MULTILINE)
+
+
+class RpcError(Exception):
+    """The RPC could not be delivered, timed out or Kamailio answered with an error."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RpcEndpoints:
+    socket: t.Optional[str]
+    fifo: t.Optional[str]
+    fifo_reply_dir: str = "/tmp"
+
+    def relocated(self, old_dir: str, new_dir: str) -> "RpcEndpoints":
+        """The same endpoints with ``old_dir`` (the live run dir) replaced by ``new_dir``."""
+        def move(path: t.Optional[str]) -> t.Optional[str]:
+            if path and (path == old_dir or path.startswith(old_dir.rstrip("/") + "/")):
+                return new_dir.rstrip("/") + path[len(old_dir.rstrip("/")):]
+            return path
+        return RpcEndpoints(move(self.socket), move(self.fifo), move(self.fifo_reply_dir) or "/tmp")
+
+
+def rpc_endpoints(cfg_text: str, run_dir: str = DEFAULT_RUN_DIR) -> RpcEndpoints:
+    """The jsonrpcs datagram socket and FIFO a configuration opens (relative paths live in the run dir)."""
+    params = {m.group("name"): m.group("value").strip() for m in _MODPARAM_RE.finditer(cfg_text)}
+    transport = params.get("transport", "0")
+
+    def where(value: t.Optional[str], default: str) -> str:
+        value = value or default
+        return value if value.startswith("/") else os.path.join(run_dir, value)
+
+    sock = where(params.get("dgram_socket"), DEFAULT_SOCKET_NAME) if transport in ("0", "2") else None
+    fifo = where(params.get("fifo_name"), DEFAULT_FIFO_NAME) if transport in ("0", "1") else None
+    if sock and sock.startswith("unix:"):
+        sock = sock[len("unix:"):]
+    return RpcEndpoints(sock, fifo, params.get("fifo_reply_dir") or "/tmp")
+
+
+def listen_addresses(cfg_text: str) -> list[str]:
+    """IPv4 addresses the configuration listens on (they must exist in the candidate's namespace)."""
+    found = set()
+    for match in _LISTEN_RE.finditer(cfg_text):
+        try:
+            found.add(str(ipaddress.IPv4Address(match.group("addr"))))
+        except ValueError:
+            continue
+    return sorted(found, key=ipaddress.IPv4Address)
+
+
+class JsonRpc:
+    """A jsonrpcs client; prefers the datagram socket, falls back to the FIFO."""
+
+    def __init__(self, endpoints: RpcEndpoints, timeout_s: float = 5.0) -> None:
+        self.endpoints = endpoints
+        self.timeout_s = timeout_s
+        self._id = 0
+
+    def call(self, method: str, params: t.Optional[list[t.Any]] = None) -> t.Any:
+        self._id += 1
+        request: dict[str, t.Any] = {"jsonrpc": "2.0", "method": method, "id": self._id}
+        if params:
+            request["params"] = params
+        errors = []
+        if self.endpoints.socket and os.path.exists(self.endpoints.socket):
+            try:
+                return _result(self._dgram(request))
+            except (OSError, ValueError) as exc:
+                errors.append("socket %s: %s" % (self.endpoints.socket, exc))
+        if self.endpoints.fifo and os.path.exists(self.endpoints.fifo):
+            try:
+                return _result(self._fifo(request))
+            except (OSError, ValueError) as exc:
+                errors.append("fifo %s: %s" % (self.endpoints.fifo, exc))
+        if not errors:
+            raise RpcError("%s: no jsonrpcs endpoint exists (%s, %s)" % (method, self.endpoints.socket,
+                                                                          self.endpoints.fifo))
+        raise RpcError("%s: %s" % (method, "; ".join(errors)))
+
+    def _dgram(self, request: dict[str, t.Any]) -> dict[str, t.Any]:
+        # Kamailio answers to the sender's address, so the client socket needs a path of its own.
+        tmp = tempfile.mkdtemp(prefix="commsgw-rpc-")
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            path = os.path.join(tmp, "c.sock")
+            client.bind(path)
+            os.chmod(path, 0o666)  # Kamailio may run as another user
+            os.chmod(tmp, 0o755)
+            client.settimeout(self.timeout_s)
+            client.sendto(json.dumps(request).encode(), self.endpoints.socket)
+            data = client.recv(1 << 20)
+        finally:
+            client.close()
+            shutil.rmtree(tmp, ignore_errors=True)
+        return t.cast("dict[str, t.Any]", json.loads(data.decode()))
+
+    def _fifo(self, request: dict[str, t.Any]) -> dict[str, t.Any]:
+        reply_name = "commsgw_rpc_reply_%d_%d.fifo" % (os.getpid(), self._id)
+        reply_path = os.path.join(self.endpoints.fifo_reply_dir, reply_name)
+        os.mkfifo(reply_path, 0o666)
+        try:
+            os.chmod(reply_path, 0o666)
+            request = dict(request, reply_name=reply_name)
+            fd = os.open(str(self.endpoints.fifo), os.O_WRONLY | os.O_NONBLOCK)
+            try:
+                os.write(fd, (json.dumps(request) + "\n").encode())
+            finally:
+                os.close(fd)
+            # Non-blocking open plus a bounded wait: a dead reader must not hang us.
+            rfd = os.open(reply_path, os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                deadline = time.monotonic() + self.timeout_s
+                chunks = b""
+                while time.monotonic() < deadline:
+                    try:
+                        chunk = os.read(rfd, 65536)
+                    except BlockingIOError:
+                        chunk = b""
+                    if chunk:
+                        chunks += chunk
+                        try:
+                            return t.cast("dict[str, t.Any]", json.loads(chunks.decode()))
+                        except ValueError:
+                            continue
+                    time.sleep(0.02)
+                raise OSError("no reply within %.1f s" % self.timeout_s)
+            finally:
+                os.close(rfd)
+        finally:
+            try:
+                os.unlink(reply_path)
+            except OSError:
+                pass
+
+
+def _result(reply: dict[str, t.Any]) -> t.Any:
+    if "error" in reply:
+        raise RpcError("Kamailio answered an error: %s" % json.dumps(reply["error"]))
+    return reply.get("result")
+
+
+@dataclasses.dataclass
+class CandidateResult:
+    ok: bool
+    seconds: float
+    detail: str
+    log: str
+
+
+def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/kamailio",
+                  run_dir: str = DEFAULT_RUN_DIR, timeout_s: float = 15.0, shm_mb: int = 64, pkg_mb: int = 8,
+                  cfg_name: str = "kamailio.cfg") -> CandidateResult:
+    """Start the configuration in ``candidate_dir`` as if it lived in ``config_dir``; True once it serves.
+
+    Why namespaces: the candidate must bind the very addresses and ports the live SBC holds, read
+    its files at the paths the live tree uses and open its control sockets where the live one has
+    them. ``unshare --net --mount`` gives it a loopback of its own (the listen addresses are added
+    to it), the candidate tree bind-mounted over the configuration directory and a scratch run
+    directory over the live one, so nothing of the running SBC is disturbed.
+    """
+    started = time.monotonic()
+    with open(os.path.join(candidate_dir, cfg_name), encoding="utf-8") as handle:
+        cfg_text = handle.read()
+    scratch = tempfile.mkdtemp(prefix="commsgw-candidate-")
+    cand_run = os.path.join(scratch, "run")
+    os.makedirs(cand_run)
+    os.makedirs(run_dir, exist_ok=True)  # the mount point must exist; harmless where it does
+    log_path = os.path.join(scratch, "kamailio.log")
+    addresses = [a for a in listen_addresses(cfg_text) if not ipaddress.IPv4Address(a).is_loopback]
+    script = "\n".join([
+        "set -e",
+        "ip link set lo up",
+        *["ip addr add %s/32 dev lo" % a for a in addresses],
+        "mount --bind %s %s" % (_q(candidate_dir), _q(config_dir)),
+        "mount --bind %s %s" % (_q(cand_run), _q(run_dir)),
+        "exec %s -f %s -DD -E -w %s -m %d -M %d" % (_q(binary), _q(os.path.join(config_dir, cfg_name)),
+                                                    _q(scratch), shm_mb, pkg_mb),
+    ])
+    endpoints = rpc_endpoints(cfg_text, run_dir).relocated(run_dir, cand_run)
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(["unshare", "--net", "--mount", "--propagation", "private", "--fork",
+                                 "/bin/sh", "-c", script], stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    ok = False
+    detail = "did not answer core.version within %.1f s" % timeout_s
+    try:
+        rpc = JsonRpc(endpoints, timeout_s=1.0)
+        deadline = started + timeout_s
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                detail = "exited with status %s before serving" % proc.returncode
+                break
+            try:
+                version = rpc.call("core.version")
+                ok = True
+                detail = "answered core.version: %s" % str(version).strip()
+                break
+            except RpcError:
+                time.sleep(0.1)
+    finally:
+        _stop_group(proc)
+        with open(log_path, encoding="utf-8", errors="replace") as handle:
+            log_text = handle.read()
+        shutil.rmtree(scratch, ignore_errors=True)
+    return CandidateResult(ok, round(time.monotonic() - started, 3), detail, log_text[-4000:])
+
+
+def _stop_group(proc: "subprocess.Popen[bytes]", grace_s: float = 5.0) -> None:
+    """Stop the candidate and every Kamailio child (they share the session we created)."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _q(value: str) -> str:
+    return "'" + value.replace("'", "'\"'\"'") + "'"

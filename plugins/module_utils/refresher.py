@@ -1,0 +1,367 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The SRV refresher: keep an SBC's dispatcher.list in step with ACG's SRV records (R-10, R-11, R-23).
+
+Kamailio cannot use ACG's ``_sip._tls`` SRV records itself (docs/kamailio-notes.md), so the records are
+resolved at render time and this refresher, running on the SBC host (``commsgw-srv-refresh``, a
+systemd timer or a loop), re-resolves them at their TTL. Rules, each from the issue:
+
+* refuse any answer with a target address outside the deployment's /28s (R-07): the whole answer of
+  that record is ignored and its previous peers kept, since a partly foreign answer is suspect;
+* rewrite dispatcher.list and call ``dispatcher.reload`` only when the resulting list differs from
+  the file (a reload resets every peer's probing state, so a TTL-only change must not cause one);
+* a failed lookup keeps the record's previous peers; the list is never written empty; every
+  failure is logged;
+* if the reload fails, the previous file is put back so that the next run tries again.
+
+Input: ``commsgw-srv.json``, rendered next to kamailio.cfg by ``kamailio.srv_refresh_input`` (K1):
+``dispatcher_list``, ``transport``, ``acg_socket``, ``rpc_socket``/``rpc_fifo``, ``trunk_groups``
+(order, role, region, hostname, srv_name, ttl, ip_ranges), ``sets`` (the dispatcher set ids the
+rendered kamailio.cfg routes over) and ``acl_ranges``. The rows are built by the very function the
+renderer uses (``kamailio.dispatcher_sets`` + ``dispatcher_list_text``), so an unchanged record set
+gives a byte-identical file and the refresher makes no routing decision of its own. A change in the
+number of SRV priority tiers would need different set ids in kamailio.cfg: it is refused (logged,
+previous peers kept) until the configuration is rendered and pushed again.
+
+Standard library and dnspython only; no import from the rest of the collection except the
+jsonrpc client and the dispatcher row builder (both shipped alongside), because this file runs on the SBC host without Ansible.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import ipaddress
+import json
+import logging
+import os
+import tempfile
+import time
+import typing as t
+
+try:  # the collection's path first, then a plain import next to the installed script
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import (  # type: ignore
+        KamailioViewError, dispatcher_list_text, dispatcher_sets)
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (  # type: ignore
+        JsonRpc, RpcEndpoints, RpcError, rpc_endpoints)
+except ImportError:  # pragma: no cover - on the SBC host
+    from kamailio import KamailioViewError, dispatcher_list_text, dispatcher_sets  # type: ignore
+    from kamailio_runtime import JsonRpc, RpcEndpoints, RpcError, rpc_endpoints  # type: ignore
+
+try:
+    import dns.exception
+    import dns.resolver
+    HAS_DNSPYTHON = True
+except ImportError:  # pragma: no cover - reported at run time
+    HAS_DNSPYTHON = False
+
+LOG = logging.getLogger("commsgw-srv-refresh")
+SCHEMA_VERSION = 1
+MIN_TTL_S = 5        # never hammer the resolver, whatever the record says
+MAX_TTL_S = 3600     # never go longer than an hour without a look (R-23: migrations)
+RETRY_AFTER_FAILURE_S = 10
+
+
+class RefreshError(Exception):
+    """A lookup or an answer that cannot be used; the record keeps its previous peers."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Peer:
+    priority: int
+    weight: int
+    port: int
+    target: str
+    addresses: tuple[str, ...]
+
+    @classmethod
+    def from_dict(cls, raw: t.Mapping[str, t.Any]) -> "Peer":
+        return cls(int(raw["priority"]), int(raw["weight"]), int(raw["port"]), str(raw["target"]).rstrip(".").lower(),
+                   tuple(sorted(str(a) for a in raw.get("addresses", []))))  # string order, as plan.py
+
+    def as_dict(self) -> dict[str, t.Any]:
+        return {"priority": self.priority, "weight": self.weight, "port": self.port, "target": self.target,
+                "addresses": list(self.addresses)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    name: str
+    ttl: int
+    peers: tuple[Peer, ...]
+
+    def record_set(self) -> tuple[Peer, ...]:
+        """Everything but the TTL, in plan.py's canonical peer order (priority, -weight, target, port)."""
+        return tuple(sorted(self.peers, key=lambda p: (p.priority, -p.weight, p.target, p.port, p.addresses)))
+
+
+@dataclasses.dataclass
+class ResolverSettings:
+    nameservers: t.Optional[list[str]] = None  # None: /etc/resolv.conf
+    port: int = 53
+    timeout_s: float = 3.0
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What one refresh run did; ``errors`` are also logged."""
+
+    resolved: list[str] = dataclasses.field(default_factory=list)
+    refused: list[str] = dataclasses.field(default_factory=list)
+    failed: list[str] = dataclasses.field(default_factory=list)
+    written: bool = False
+    reloaded: bool = False
+    errors: list[str] = dataclasses.field(default_factory=list)
+    next_due_s: float = float(MAX_TTL_S)
+
+
+
+# --- the input file
+
+def load_spec(path: str) -> dict[str, t.Any]:
+    """Read commsgw-srv.json; a relative dispatcher_list is taken relative to the file."""
+    with open(path, encoding="utf-8") as handle:
+        spec = json.load(handle)
+    if not isinstance(spec, dict) or spec.get("schema_version") != SCHEMA_VERSION:
+        raise ValueError("%s: not a commsgw-srv.json of schema_version %d" % (path, SCHEMA_VERSION))
+    for key in ("dispatcher_list", "transport", "acg_socket", "trunk_groups", "sets", "acl_ranges"):
+        if key not in spec:
+            raise ValueError("%s: missing %r" % (path, key))
+    if not spec["trunk_groups"]:
+        raise ValueError("%s: no trunk group" % path)
+    spec = dict(spec)
+    spec["_digest"] = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+    spec["_path"] = os.path.abspath(path)
+    spec["dispatcher_list"] = os.path.join(os.path.dirname(spec["_path"]), spec["dispatcher_list"])
+    return spec
+
+
+# --- DNS
+
+def resolve(name: str, settings: ResolverSettings) -> Answer:
+    """SRV plus the A records of each target; raises RefreshError on anything unusable."""
+    if not HAS_DNSPYTHON:
+        raise RefreshError("dnspython is not installed (Debian: python3-dnspython)")
+    if settings.nameservers:
+        resolver = dns.resolver.Resolver(configure=False)
+        resolver.nameservers = list(settings.nameservers)
+    else:
+        resolver = dns.resolver.Resolver()
+    resolver.port = settings.port
+    resolver.timeout = settings.timeout_s
+    resolver.lifetime = settings.timeout_s
+    resolver.cache = None
+    try:
+        srv = resolver.resolve(name, "SRV", search=False)
+    except dns.resolver.NXDOMAIN:
+        raise RefreshError("SRV %s: NXDOMAIN" % name)
+    except dns.resolver.NoAnswer:
+        raise RefreshError("SRV %s: no SRV record" % name)
+    except dns.exception.Timeout:
+        raise RefreshError("SRV %s: no answer within %.1f s" % (name, settings.timeout_s))
+    except dns.exception.DNSException as exc:
+        raise RefreshError("SRV %s: %s: %s" % (name, exc.__class__.__name__, exc))
+    ttl = int(srv.rrset.ttl) if srv.rrset is not None else 60
+    peers = []
+    for rdata in srv:
+        target = rdata.target.to_text().rstrip(".").lower()
+        if not target:
+            raise RefreshError("SRV %s: target '.' (service not available)" % name)
+        try:
+            a_answer = resolver.resolve(target, "A", search=False)
+        except dns.exception.DNSException as exc:
+            raise RefreshError("A %s (target of %s): %s" % (target, name, exc.__class__.__name__))
+        if a_answer.rrset is not None:
+            ttl = min(ttl, int(a_answer.rrset.ttl))
+        peers.append(Peer(int(rdata.priority), int(rdata.weight), int(rdata.port), target,
+                          tuple(sorted({r.address for r in a_answer}))))
+    if not peers:
+        raise RefreshError("SRV %s: empty answer" % name)
+    return Answer(name, ttl, tuple(peers))
+
+
+def outside(answer: Answer, ranges: t.Sequence[str]) -> list[str]:
+    """Every address of the answer that lies in none of ``ranges`` (the deployment's /28s)."""
+    networks = [ipaddress.IPv4Network(r) for r in ranges]
+    bad = []
+    for peer in answer.peers:
+        for address in peer.addresses:
+            if not any(ipaddress.IPv4Address(address) in net for net in networks):
+                bad.append("%s (%s)" % (address, peer.target))
+    return bad
+
+
+# --- dispatcher.list, built by the renderer's own functions
+
+def group_with(group: t.Mapping[str, t.Any], answer: Answer) -> dict[str, t.Any]:
+    """A plan trunk group (as far as dispatcher_sets reads it) carrying ``answer``'s peers."""
+    return dict(group, peers=[p.as_dict() for p in answer.record_set()])
+
+
+def build(spec: t.Mapping[str, t.Any], answers: t.Mapping[str, Answer]) -> tuple[list[dict[str, t.Any]], str]:
+    groups = [group_with(g, answers[g["srv_name"]]) for g in spec["trunk_groups"]]
+    sets = dispatcher_sets(groups, spec["acg_socket"], spec["transport"])
+    return sets, dispatcher_list_text(sets)
+
+
+# --- state between runs (last good answer and when to look again, per record)
+
+def _state_path(spec: t.Mapping[str, t.Any], state_dir: t.Optional[str]) -> str:
+    return os.path.join(state_dir or os.path.dirname(spec["_path"]), ".commsgw-srv-state.json")
+
+
+def load_state(spec: t.Mapping[str, t.Any], state_dir: t.Optional[str]) -> dict[str, t.Any]:
+    try:
+        with open(_state_path(spec, state_dir), encoding="utf-8") as handle:
+            state = json.load(handle)
+    except (OSError, ValueError):
+        state = {}
+    # A new push (another spec) starts afresh: its dispatcher.list is the render-time truth.
+    if not isinstance(state, dict) or state.get("digest") != spec["_digest"]:
+        state = {"digest": spec["_digest"], "records": {}}
+    return state
+
+
+def save_state(spec: t.Mapping[str, t.Any], state_dir: t.Optional[str], state: t.Mapping[str, t.Any]) -> None:
+    _atomic_write(_state_path(spec, state_dir), json.dumps(state, sort_keys=True, indent=1) + "\n")
+
+
+def _atomic_write(path: str, text: str) -> None:
+    """Replace ``path`` in one step, keeping its mode and owner (Kamailio may run as another user)."""
+    fd, tmp = tempfile.mkstemp(prefix=".commsgw-", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        if os.path.exists(path):
+            stat = os.stat(path)
+            os.chmod(tmp, stat.st_mode & 0o7777)
+            try:
+                os.chown(tmp, stat.st_uid, stat.st_gid)
+            except PermissionError:
+                pass
+        else:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _read(path: str) -> t.Optional[str]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+# --- one run
+
+Resolve = t.Callable[[str], Answer]
+Reload = t.Callable[[], None]
+
+
+def _fail(outcome: Outcome, message: str) -> None:
+    outcome.errors.append(message)
+    LOG.error("%s", message)
+
+
+def refresh(spec: t.Mapping[str, t.Any], resolve_fn: Resolve, reload_fn: Reload, now: float,
+            force: bool = False, state_dir: t.Optional[str] = None) -> Outcome:
+    """Re-resolve the records that are due; rewrite dispatcher.list and reload only on a real change.
+
+    The file is only (re)built when every record has a usable answer, fresh or kept from an earlier
+    run; until then the rendered file stays as it is.
+    """
+    outcome = Outcome()
+    state = load_state(spec, state_dir)
+    answers: dict[str, Answer] = {}
+    for group in spec["trunk_groups"]:
+        name = group["srv_name"]
+        saved = state["records"].get(name)
+        if saved:
+            answers[name] = Answer(name, int(saved["ttl"]), tuple(Peer.from_dict(p) for p in saved["peers"]))
+        due = float(saved["next_due"]) if saved else 0.0
+        if not force and now < due:
+            outcome.next_due_s = min(outcome.next_due_s, due - now)
+            continue
+        try:
+            fresh = resolve_fn(name)
+            # The region's own /28s when the spec has them, else every /28 of the deployment.
+            ranges = group.get("ip_ranges") or spec["acl_ranges"]
+            bad = outside(fresh, ranges)
+            if bad:
+                outcome.refused.append(name)
+                raise RefreshError("SRV %s: refused, targets outside %s: %s; previous peers kept"
+                                   % (name, ", ".join(ranges), ", ".join(bad)))
+            answers[name] = fresh
+            outcome.resolved.append(name)
+            wait = float(max(MIN_TTL_S, min(MAX_TTL_S, fresh.ttl)))
+            state["records"][name] = {"ttl": fresh.ttl, "peers": [p.as_dict() for p in fresh.record_set()],
+                                      "next_due": now + wait}
+        except RefreshError as exc:
+            if name not in outcome.refused:
+                outcome.failed.append(name)
+            _fail(outcome, str(exc))
+            wait = float(RETRY_AFTER_FAILURE_S)
+            if saved:
+                saved["next_due"] = now + wait
+        outcome.next_due_s = min(outcome.next_due_s, wait)
+    missing = [g["srv_name"] for g in spec["trunk_groups"] if g["srv_name"] not in answers]
+    if missing:
+        _fail(outcome, "no usable answer yet for %s; %s left as rendered" % (", ".join(missing),
+                                                                             spec["dispatcher_list"]))
+    else:
+        _apply(spec, answers, reload_fn, now, state, outcome)
+    save_state(spec, state_dir, state)
+    return outcome
+
+
+def _apply(spec: t.Mapping[str, t.Any], answers: t.Mapping[str, Answer], reload_fn: Reload, now: float,
+           state: dict[str, t.Any], outcome: Outcome) -> None:
+    path = spec["dispatcher_list"]
+    try:
+        sets, text = build(spec, answers)
+    except (KamailioViewError, ValueError) as exc:
+        _fail(outcome, "cannot build the peer list (%s); %s left as it is" % (exc, path))
+        return
+    expected_ids = sorted(int(s["id"]) for s in spec["sets"])
+    new_ids = sorted(int(s["id"]) for s in sets)
+    if new_ids != expected_ids:
+        # kamailio.cfg routes over the rendered set ids; other ids need a re-render, not a reload.
+        _fail(outcome, "the SRV priority tiers changed (dispatcher sets %s, kamailio.cfg routes over %s); %s left "
+                       "as it is: render and push the configuration again" % (new_ids, expected_ids, path))
+        return
+    if not any(s["destinations"] for s in sets):
+        _fail(outcome, "the new peer list would be empty; %s left as it is" % path)
+        return
+    current = _read(path)
+    if text == current:
+        return
+    _atomic_write(path, text)
+    outcome.written = True
+    try:
+        reload_fn()
+    except (RpcError, OSError) as exc:
+        # Put the old file back so that the next run sees the difference again and retries.
+        if current is not None:
+            _atomic_write(path, current)
+        outcome.written = False
+        _fail(outcome, "dispatcher.reload failed (%s); previous %s restored, retry in %d s"
+              % (exc, path, RETRY_AFTER_FAILURE_S))
+        for name in answers:
+            if name in state["records"]:
+                state["records"][name]["next_due"] = now + RETRY_AFTER_FAILURE_S
+        return
+    outcome.reloaded = True
+    LOG.warning("peer list changed (%s): %s rewritten and dispatcher reloaded", ", ".join(outcome.resolved), path)
+
+
+def rpc_for(spec: t.Mapping[str, t.Any], timeout_s: float = 5.0) -> JsonRpc:
+    """The jsonrpcs client of the Kamailio this spec belongs to (from the spec, else from kamailio.cfg)."""
+    if spec.get("rpc_socket") or spec.get("rpc_fifo"):
+        return JsonRpc(RpcEndpoints(spec.get("rpc_socket"), spec.get("rpc_fifo")), timeout_s)
+    cfg = os.path.join(os.path.dirname(spec["_path"]), "kamailio.cfg")
+    return JsonRpc(rpc_endpoints(_read(cfg) or ""), timeout_s)

@@ -1,0 +1,302 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: kamailio_config
+short_description: Install a rendered Kamailio configuration only after it has really started
+version_added: 0.1.0
+description:
+  - Compares the rendered files in O(files) with the ones in O(config_dir) and, when any differs,
+    starts the candidate tree for real before it goes live. C(kamailio -c) does not catch fixup
+    errors, so the candidate is started with C(-DD -E) in a private network and mount namespace
+    (C(unshare --net --mount)) where the candidate tree is bind-mounted over O(config_dir), a scratch
+    directory over O(run_dir) and the listen addresses are added to its own loopback. It must answer
+    the jsonrpc C(core.version) within O(start_timeout) seconds; then it is stopped.
+  - Only then the current files are copied to a time-stamped backup directory and each changed file
+    is replaced atomically. The result says what the running Kamailio needs: a restart
+    (RV(restart_required), when anything but the peer list or the address list changed) or run-time
+    reloads (RV(reload), C(dispatcher.reload) for C(dispatcher.list), C(permissions.addressReload) for
+    C(address.list)). The module never restarts or reloads anything itself.
+  - With O(state=restored) the files of O(backup) are put back (files that did not exist before the
+    push are removed), which is how a push that failed to come up is rolled back.
+  - Check mode reports what would change without writing or starting anything; diff mode shows
+    each changed file.
+author: commsgw.routing contributors
+requirements:
+  - util-linux (unshare), iproute2 (ip), root privileges for the candidate start
+options:
+  files:
+    description: File name (relative to O(config_dir), no directories) to content.
+    type: dict
+    default: {}
+  config_dir:
+    description: The live configuration directory.
+    type: path
+    required: true
+  state:
+    description: C(present) installs O(files); C(restored) puts back O(backup).
+    type: str
+    choices: [present, restored]
+    default: present
+  backup:
+    description: A backup directory returned earlier in RV(backup). Required with O(state=restored).
+    type: path
+  backup_dir:
+    description: Where backups are kept. Defaults to C(<config_dir>/.commsgw-backups).
+    type: path
+  keep_backups:
+    description: How many backups to keep; older ones are removed.
+    type: int
+    default: 5
+  test_start:
+    description: Start the candidate before installing it. Turning this off is only for machines that cannot create namespaces.
+    type: bool
+    default: true
+  binary:
+    description: The Kamailio binary used for the candidate start.
+    type: path
+    default: /usr/sbin/kamailio
+  run_dir:
+    description: The live run directory (jsonrpcs socket and FIFO); the candidate gets a scratch one mounted over it.
+    type: path
+    default: /run/kamailio
+  start_timeout:
+    description: Seconds the candidate has to answer C(core.version).
+    type: float
+    default: 15
+  shared_memory_mb:
+    description: Shared memory of the candidate (C(-m)); use the live value, TLS needs more.
+    type: int
+    default: 128
+  pkg_memory_mb:
+    description: Private memory per process of the candidate (C(-M)).
+    type: int
+    default: 8
+  mode:
+    description: Permissions of the written files.
+    type: str
+    default: "0644"
+  owner:
+    description: Owner of the written files.
+    type: str
+  group:
+    description: Group of the written files.
+    type: str
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: Install the rendered configuration once it has really started
+  commsgw.routing.kamailio_config:
+    files: "{{ plan | commsgw.routing.kamailio_files(settings, '5.6.3') }}"
+    config_dir: /etc/kamailio
+    shared_memory_mb: 512
+  register: kamailio_push
+
+- name: Roll back
+  commsgw.routing.kamailio_config:
+    config_dir: /etc/kamailio
+    state: restored
+    backup: "{{ kamailio_push.backup }}"
+"""
+
+RETURN = r"""
+changed_files:
+  description: Files whose content differs (or would differ in check mode).
+  returned: always
+  type: list
+  elements: str
+restart_required:
+  description: True when a file other than dispatcher.list, address.list or commsgw-srv.json changed.
+  returned: always
+  type: bool
+reload:
+  description: jsonrpc methods that apply the changed files at run time when no restart is required.
+  returned: always
+  type: list
+  elements: str
+  sample: [dispatcher.reload]
+backup:
+  description: Backup directory of the files replaced by this run (empty when nothing was written).
+  returned: always
+  type: str
+candidate:
+  description: Outcome of the candidate start (ok, seconds, detail, log tail).
+  returned: when a candidate was started
+  type: dict
+"""
+
+import datetime
+import os
+import shutil
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import try_candidate
+
+# Files whose change the running Kamailio can take without a restart, and how.
+RELOADS = {"dispatcher.list": "dispatcher.reload", "address.list": "permissions.addressReload"}
+# Read by the SRV refresher on each run; Kamailio itself never reads it.
+PASSIVE = ("commsgw-srv.json",)
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+def _write_atomic(path, content, module, mode, owner, group):
+    directory = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(prefix=".commsgw-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(content)
+        os.chmod(tmp, int(mode, 8))
+        if owner or group:
+            module.set_owner_if_different(tmp, owner, False)
+            module.set_group_if_different(tmp, group, False)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _prune(backup_dir, keep):
+    entries = sorted(e for e in os.listdir(backup_dir) if not e.startswith("."))
+    for old in entries[:-keep] if keep > 0 else entries:
+        shutil.rmtree(os.path.join(backup_dir, old), ignore_errors=True)
+
+
+def _present(module, result):
+    params = module.params
+    config_dir = params["config_dir"]
+    files = params["files"]
+    for name in files:
+        if not name or "/" in name or name in (".", ".."):
+            module.fail_json(msg="file names must be plain names inside config_dir, got %r" % name)
+    current = {name: _read(os.path.join(config_dir, name)) for name in files}
+    changed = sorted(name for name, content in files.items() if current[name] != content)
+    result["changed_files"] = changed
+    result["restart_required"] = any(name not in RELOADS and name not in PASSIVE for name in changed)
+    result["reload"] = [] if result["restart_required"] else [RELOADS[n] for n in changed if n in RELOADS]
+    if module._diff:
+        result["diff"] = [{"before_header": os.path.join(config_dir, n), "after_header": os.path.join(config_dir, n),
+                           "before": current[n] or "", "after": files[n]} for n in changed]
+    if not changed:
+        return
+    result["changed"] = True
+    if module.check_mode:
+        return
+    os.makedirs(config_dir, exist_ok=True)
+    if params["test_start"]:
+        # The candidate is the whole future tree: unchanged files too, since the cfg includes them.
+        staging = tempfile.mkdtemp(prefix="commsgw-staging-")
+        try:
+            for name in os.listdir(config_dir):
+                source = os.path.join(config_dir, name)
+                if os.path.isfile(source) and not name.startswith(".commsgw"):
+                    shutil.copy2(source, os.path.join(staging, name))
+            for name, content in files.items():
+                with open(os.path.join(staging, name), "w", encoding="utf-8") as handle:
+                    handle.write(content)
+            os.chmod(staging, 0o755)
+            outcome = try_candidate(staging, config_dir, binary=params["binary"], run_dir=params["run_dir"],
+                                    timeout_s=params["start_timeout"], shm_mb=params["shared_memory_mb"],
+                                    pkg_mb=params["pkg_memory_mb"])
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        result["candidate"] = {"ok": outcome.ok, "seconds": outcome.seconds, "detail": outcome.detail,
+                               "log": outcome.log}
+        if not outcome.ok:
+            result["changed"] = False
+            module.fail_json(msg="the candidate configuration did not start (%s); nothing was installed. "
+                                 "Kamailio said:\n%s" % (outcome.detail, outcome.log[-2000:]), **result)
+    backup_dir = params["backup_dir"] or os.path.join(config_dir, ".commsgw-backups")
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    backup = os.path.join(backup_dir, stamp)
+    os.makedirs(backup, mode=0o700)
+    absent = []
+    for name in files:
+        source = os.path.join(config_dir, name)
+        if os.path.exists(source):
+            shutil.copy2(source, os.path.join(backup, name))
+        else:
+            absent.append(name)
+    # Remembered so that a restore also removes what this push added.
+    with open(os.path.join(backup, ".absent"), "w", encoding="utf-8") as handle:
+        handle.write("".join(n + "\n" for n in absent))
+    result["backup"] = backup
+    for name in changed:
+        _write_atomic(os.path.join(config_dir, name), files[name], module, params["mode"], params["owner"],
+                      params["group"])
+    _prune(backup_dir, params["keep_backups"])
+
+
+def _restored(module, result):
+    params = module.params
+    backup = params["backup"]
+    config_dir = params["config_dir"]
+    if not backup or not os.path.isdir(backup):
+        module.fail_json(msg="backup %r is not a backup directory" % backup)
+    names = [n for n in os.listdir(backup) if not n.startswith(".")]
+    absent = (_read(os.path.join(backup, ".absent")) or "").split()
+    changed = sorted(n for n in names if _read(os.path.join(config_dir, n)) != _read(os.path.join(backup, n)))
+    changed += sorted(n for n in absent if os.path.exists(os.path.join(config_dir, n)))
+    result["changed_files"] = changed
+    result["restart_required"] = any(n not in RELOADS and n not in PASSIVE for n in changed)
+    result["reload"] = [] if result["restart_required"] else [RELOADS[n] for n in changed if n in RELOADS]
+    result["changed"] = bool(changed)
+    if module.check_mode or not changed:
+        return
+    for name in names:
+        if name in changed:
+            _write_atomic(os.path.join(config_dir, name), _read(os.path.join(backup, name)), module,
+                          params["mode"], params["owner"], params["group"])
+    for name in absent:
+        path = os.path.join(config_dir, name)
+        if os.path.exists(path):
+            os.unlink(path)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "files": {"type": "dict", "default": {}},
+            "config_dir": {"type": "path", "required": True},
+            "state": {"type": "str", "choices": ["present", "restored"], "default": "present"},
+            "backup": {"type": "path"},
+            "backup_dir": {"type": "path"},
+            "keep_backups": {"type": "int", "default": 5},
+            "test_start": {"type": "bool", "default": True},
+            "binary": {"type": "path", "default": "/usr/sbin/kamailio"},
+            "run_dir": {"type": "path", "default": "/run/kamailio"},
+            "start_timeout": {"type": "float", "default": 15.0},
+            "shared_memory_mb": {"type": "int", "default": 128},
+            "pkg_memory_mb": {"type": "int", "default": 8},
+            "mode": {"type": "str", "default": "0644"},
+            "owner": {"type": "str"},
+            "group": {"type": "str"},
+        },
+        required_if=[("state", "restored", ["backup"])],
+        supports_check_mode=True,
+    )
+    result = {"changed": False, "changed_files": [], "restart_required": False, "reload": [], "backup": ""}
+    if module.params["state"] == "present":
+        _present(module, result)
+    else:
+        _restored(module, result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,306 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: kamailio_service
+short_description: Start, restart, stop or reload a Kamailio SBC and wait until it serves
+version_added: 0.1.0
+description:
+  - Controls Kamailio either through systemd (O(manager=systemd), the Debian C(kamailio) unit) or as a
+    plain daemon with a pid file (O(manager=process), for containers and tests).
+  - Every start and restart waits until the new Kamailio answers the jsonrpc C(core.version) on the
+    endpoints of its configuration, and fails (with the log tail in process mode) when it does not
+    within O(timeout) seconds, so a caller can roll back.
+  - O(state=reloaded) calls the jsonrpc methods in O(reload) (for example C(dispatcher.reload)) on the
+    running Kamailio; its process is not restarted.
+author: commsgw.routing contributors
+options:
+  state:
+    description: Wanted state.
+    type: str
+    choices: [started, restarted, stopped, reloaded]
+    default: started
+  manager:
+    description: C(systemd) or C(process) (a daemon tracked by O(pid_file)).
+    type: str
+    choices: [systemd, process]
+    default: systemd
+  service:
+    description: systemd unit name.
+    type: str
+    default: kamailio
+  config:
+    description: The kamailio.cfg to run (process mode) and to read the jsonrpc endpoints from.
+    type: path
+    default: /etc/kamailio/kamailio.cfg
+  binary:
+    description: Kamailio binary (process mode).
+    type: path
+    default: /usr/sbin/kamailio
+  pid_file:
+    description: Pid file of the main process (process mode).
+    type: path
+    default: /run/kamailio/kamailio.pid
+  run_dir:
+    description: Run directory holding the jsonrpcs socket/FIFO when the configuration names them relatively.
+    type: path
+    default: /run/kamailio
+  log_file:
+    description: Where a process-mode Kamailio writes its log (it runs with C(-E)).
+    type: path
+    default: /var/log/kamailio-commsgw.log
+  work_dir:
+    description: Working directory (core files land there); process mode.
+    type: path
+    default: /var/tmp
+  shared_memory_mb:
+    description: Shared memory (C(-m)), process mode.
+    type: int
+    default: 128
+  pkg_memory_mb:
+    description: Private memory per process (C(-M)), process mode.
+    type: int
+    default: 8
+  reload:
+    description: jsonrpc methods to call with O(state=reloaded).
+    type: list
+    elements: str
+    default: []
+  timeout:
+    description: Seconds to wait for a start, a stop or an RPC.
+    type: float
+    default: 20
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Restart on the new configuration and wait until it serves
+  commsgw.routing.kamailio_service:
+    state: restarted
+    manager: process
+    config: /srv/sbc/kamailio.cfg
+    pid_file: /srv/sbc/run/kamailio.pid
+
+- name: Apply a new peer list without a restart
+  commsgw.routing.kamailio_service:
+    state: reloaded
+    reload: [dispatcher.reload]
+"""
+
+RETURN = r"""
+pid:
+  description: Pid of the Kamailio main process after the operation (0 when stopped or unknown).
+  returned: always
+  type: int
+version:
+  description: What C(core.version) answered.
+  returned: when Kamailio runs
+  type: str
+reloaded:
+  description: The jsonrpc methods called.
+  returned: with O(state=reloaded)
+  type: list
+  elements: str
+"""
+
+import os
+import signal
+import subprocess
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import JsonRpc, RpcError, rpc_endpoints
+
+
+def _read_pid(path):
+    try:
+        with open(path, encoding="ascii") as handle:
+            return int(handle.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def _alive(pid):
+    if pid <= 0:
+        return False
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as handle:
+            return b"kamailio" in handle.read()
+    except OSError:
+        return False
+
+
+class Controller:
+    def __init__(self, module):
+        self.module = module
+        self.p = module.params
+        cfg_text = ""
+        if os.path.exists(self.p["config"]):
+            with open(self.p["config"], encoding="utf-8") as handle:
+                cfg_text = handle.read()
+        self.rpc = JsonRpc(rpc_endpoints(cfg_text, self.p["run_dir"]), timeout_s=min(5.0, self.p["timeout"]))
+
+    # --- state of the world
+    def pid(self):
+        if self.p["manager"] == "process":
+            pid = _read_pid(self.p["pid_file"])
+            return pid if _alive(pid) else 0
+        out = self._systemctl("show", "--property=MainPID", "--value", self.p["service"], check=False)
+        try:
+            pid = int(out.strip() or 0)
+        except ValueError:
+            pid = 0
+        return pid
+
+    def running(self):
+        return self.pid() > 0
+
+    def _systemctl(self, *args, **kwargs):
+        rc, out, err = self.module.run_command(["systemctl"] + list(args))
+        if kwargs.get("check", True) and rc != 0:
+            self.module.fail_json(msg="systemctl %s failed: %s" % (" ".join(args), (err or out).strip()))
+        return out
+
+    # --- actions
+    def start(self):
+        if self.p["manager"] == "systemd":
+            self._systemctl("start", self.p["service"])
+        else:
+            for path in (os.path.dirname(self.p["pid_file"]), self.p["run_dir"], self.p["work_dir"]):
+                os.makedirs(path, exist_ok=True)
+            with open(self.p["log_file"], "ab") as log:
+                # -E keeps the log on stderr after daemonising, so it lands in log_file.
+                cmd = [self.p["binary"], "-f", self.p["config"], "-P", self.p["pid_file"], "-E",
+                       "-w", self.p["work_dir"], "-m", str(self.p["shared_memory_mb"]),
+                       "-M", str(self.p["pkg_memory_mb"])]
+                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                        start_new_session=True)
+                try:
+                    rc = proc.wait(timeout=self.p["timeout"])
+                except subprocess.TimeoutExpired:
+                    rc = None
+            if rc not in (0, None):
+                self.fail_start("kamailio exited with status %s while starting" % rc)
+        self.wait_serving()
+
+    def stop(self):
+        if self.p["manager"] == "systemd":
+            self._systemctl("stop", self.p["service"])
+            return
+        pid = self.pid()
+        if not pid:
+            return
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + self.p["timeout"]
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.05)
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+            time.sleep(0.2)
+        # Children exit with the main process; wait so that the ports are free for a restart.
+        deadline = time.monotonic() + self.p["timeout"]
+        while time.monotonic() < deadline and self._children_alive(pid):
+            time.sleep(0.05)
+        try:
+            os.unlink(self.p["pid_file"])
+        except OSError:
+            pass
+
+    @staticmethod
+    def _children_alive(pid):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open("/proc/%s/stat" % entry, encoding="ascii", errors="replace") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[1] == str(pid) and fields[0] != "Z":
+                return True
+        return False
+
+    def wait_serving(self):
+        deadline = time.monotonic() + self.p["timeout"]
+        last = "not started"
+        while time.monotonic() < deadline:
+            if self.p["manager"] == "process" and not self.running() and os.path.exists(self.p["pid_file"]):
+                self.fail_start("the main process died")
+            try:
+                return self.rpc.call("core.version")
+            except RpcError as exc:
+                last = str(exc)
+            time.sleep(0.1)
+        self.fail_start("no answer to core.version within %.1f s (%s)" % (self.p["timeout"], last))
+        return None
+
+    def fail_start(self, why):
+        tail = ""
+        if self.p["manager"] == "process" and os.path.exists(self.p["log_file"]):
+            with open(self.p["log_file"], encoding="utf-8", errors="replace") as handle:
+                tail = handle.read()[-3000:]
+        self.module.fail_json(msg="Kamailio did not come up: %s" % why, log=tail, pid=self.pid())
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "state": {"type": "str", "choices": ["started", "restarted", "stopped", "reloaded"], "default": "started"},
+            "manager": {"type": "str", "choices": ["systemd", "process"], "default": "systemd"},
+            "service": {"type": "str", "default": "kamailio"},
+            "config": {"type": "path", "default": "/etc/kamailio/kamailio.cfg"},
+            "binary": {"type": "path", "default": "/usr/sbin/kamailio"},
+            "pid_file": {"type": "path", "default": "/run/kamailio/kamailio.pid"},
+            "run_dir": {"type": "path", "default": "/run/kamailio"},
+            "log_file": {"type": "path", "default": "/var/log/kamailio-commsgw.log"},
+            "work_dir": {"type": "path", "default": "/var/tmp"},
+            "shared_memory_mb": {"type": "int", "default": 128},
+            "pkg_memory_mb": {"type": "int", "default": 8},
+            "reload": {"type": "list", "elements": "str", "default": []},
+            "timeout": {"type": "float", "default": 20.0},
+        },
+        supports_check_mode=True,
+    )
+    ctl = Controller(module)
+    state = module.params["state"]
+    result = {"changed": False, "pid": ctl.pid()}
+    running = result["pid"] > 0
+    if state == "started" and not running or state == "restarted":
+        result["changed"] = True
+        if not module.check_mode:
+            if running:
+                ctl.stop()
+            result["version"] = str(ctl.start() or "").strip()
+    elif state == "stopped" and running:
+        result["changed"] = True
+        if not module.check_mode:
+            ctl.stop()
+    elif state == "reloaded":
+        if not running:
+            module.fail_json(msg="Kamailio is not running: nothing to reload", **result)
+        result["reloaded"] = list(module.params["reload"])
+        result["changed"] = bool(result["reloaded"])
+        if not module.check_mode:
+            for method in module.params["reload"]:
+                try:
+                    ctl.rpc.call(method)
+                except RpcError as exc:
+                    module.fail_json(msg="%s failed: %s" % (method, exc), **result)
+    if state == "started" and running:
+        # Running but wedged counts as a failure, not as "ok".
+        try:
+            result["version"] = str(ctl.rpc.call("core.version")).strip()
+        except RpcError as exc:
+            module.fail_json(msg="Kamailio runs (pid %d) but does not answer: %s" % (result["pid"], exc), **result)
+    result["pid"] = ctl.pid()
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
