@@ -782,7 +782,7 @@ def compare_view(view: SbcView, peers: t.Sequence[PeerResult], dns_ok_records: t
         peer = expected.get(key)
         if peer is None or dest.state is None or dest.state == "disabled":
             continue
-        sbc_up = dest.state == "active"
+        sbc_up = dest.state in ("active", "trying")  # trying: one probe failed, calls still go there
         if sbc_up != peer.healthy:
             out["state_mismatch"].append({
                 "peer": peer.label, "sbc_state": dest.state,

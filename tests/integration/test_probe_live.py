@@ -5,12 +5,12 @@
 
 Peers are real SIP software: SIPp UAS processes (answering OPTIONS with 200 or 503, or never) behind
 real mutual-TLS fronts (tests/harness/tls_front.py, OpenSSL), certificates from a test PKI made by
-the test (tests/harness/pki.py), SRV records served by a real DNS server (Knot, tests/harness/dns.py),
-and, for the SBC's own view, a real Kamailio with dispatcher and jsonrpcs (tests/harness/kamailio.py).
+the test (tests/harness/pki.py) and SRV records served by a real DNS server (Knot, tests/harness/dns.py).
+The SBC's own view (a real Kamailio) is tested in test_probe_kamailio.py.
 
-Addresses: 127.0.150.0/28 and 127.0.151.0/28 are the two regions' /28s, 127.0.152.x lies outside
-them, SIPp listens on 127.0.160.1, the Kamailio drift case uses 127.0.170.x (the probe's block is
-third octet 150-199, away from other test modules).
+Addresses (the probe's block is third octet 150-199, away from other test modules): 127.0.150.0/28
+and 127.0.151.0/28 are the two regions' /28s, 127.0.152.x lies outside them, SIPp listens on
+127.0.199.1.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ SIPP_DIR = Path(__file__).resolve().parents[1] / "harness" / "sipp"
 BASE = "p150.commsgw.test"
 HOST1, HOST2 = "pstn-region1." + BASE, "pstn-region2." + BASE
 SRV1, SRV2 = "_sip._tls." + HOST1, "_sip._tls." + HOST2
-SIPP_HOST = "127.0.160.1"
+SIPP_HOST = "127.0.199.1"
 SIPP_PORTS = {"200": 15160, "503": 15161, "silent": 15162}
 TIMEOUT_S = 2.0
 
