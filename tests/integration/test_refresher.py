@@ -1,0 +1,154 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The installed SRV refresher script against a real DNS server and a real running Kamailio.
+
+Address block of this module: peers 127.0.213.0/28, SBC 127.0.223.1 / 127.0.233.1.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import typing as t
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.harness.dns import DnsServer  # noqa: E402
+
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (  # noqa: E402
+    JsonRpc, RpcEndpoints, RpcError)
+from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+SRV = "_sip._tls.pstn-region1.acg-lab.commsgw.test"
+RANGE = "127.0.213.0/28"
+MODULE_UTILS = ROOT / "plugins" / "module_utils"
+
+
+class Box:
+    def __init__(self, tmp: Path, dns: DnsServer, proc: "subprocess.Popen[bytes]") -> None:
+        self.tmp = tmp
+        self.dns = dns
+        self.proc = proc
+        self.etc = tmp / "etc"
+        self.rpc = JsonRpc(RpcEndpoints(str(tmp / "run" / "kamailio_rpc.sock"), None), timeout_s=3)
+
+    def uris(self) -> set[str]:
+        result = self.rpc.call("dispatcher.list")
+        return {d["DEST"]["URI"] for r in result["RECORDS"] for d in r["SET"]["TARGETS"]}
+
+    def refresh(self) -> subprocess.CompletedProcess[str]:
+        script = self.tmp / "refresher" / "commsgw-srv-refresh"
+        return subprocess.run([sys.executable, str(script), "--spec", str(self.etc / "commsgw-srv.json"), "--force",
+                               "--nameserver", self.dns.address, "--dns-timeout", "2"],
+                              capture_output=True, text=True, timeout=60)
+
+
+def _peers(dns: DnsServer, peers: dict[str, str]) -> None:
+    dns.set_records(srv={SRV: [(10, 50, 5060, n) for n in sorted(peers)]}, a={n: [a] for n, a in peers.items()},
+                    ttl=30)
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[Box]:
+    tmp = tmp_path_factory.mktemp("refresher")
+    (tmp / "etc").mkdir()
+    (tmp / "run").mkdir()
+    dns = DnsServer.start_on_free_address(tmp / "dns", first=60)
+    _peers(dns, {"p1.acg-lab.commsgw.test": "127.0.213.1", "p2.acg-lab.commsgw.test": "127.0.213.2"})
+    deployment, findings = validate_deployment({
+        "name": "lab", "type": "lab", "base_domain": "acg-lab.commsgw.test", "management_region": "West Europe",
+        "allow_non_public_ranges": True, "acg_transport": "udp",
+        "service_regions": [{"name": "region1", "azure_region": "westeurope",
+                             "hostname": "pstn-region1.acg-lab.commsgw.test", "ip_ranges": [RANGE]}],
+        "sites": [{"name": "lab", "service_region": "region1"}]}, [Sbc("sbc1", "lab")])
+    assert not findings.errors
+    resolved = {SRV: {"name": SRV, "ttl": 30, "targets": [
+        {"priority": 10, "weight": 50, "port": 5060, "target": n, "addresses": [a]}
+        for n, a in [("p1.acg-lab.commsgw.test", "127.0.213.1"), ("p2.acg-lab.commsgw.test", "127.0.213.2")]]}}
+    plan = build_site_plan(deployment, deployment.sites[0], resolved)
+    settings = {"acg_listen": {"address": "127.0.223.1"}, "core_listen": {"address": "127.0.233.1"},
+                "core_next_hop": "127.0.234.1:5060", "config_dir": str(tmp / "etc"), "run_dir": str(tmp / "run"),
+                "shared_memory_mb": 64}
+    for name, content in render_kamailio(plan, settings, "5.6.3").items():
+        (tmp / "etc" / name).write_text(content)
+    # Installed the way the role installs it: the script with its three libraries next to it.
+    (tmp / "refresher").mkdir()
+    shutil.copy(ROOT / "roles" / "kamailio" / "files" / "commsgw-srv-refresh.py", tmp / "refresher" / "commsgw-srv-refresh")
+    for lib in ("refresher.py", "kamailio_runtime.py", "kamailio.py"):
+        shutil.copy(MODULE_UTILS / lib, tmp / "refresher" / lib)
+    log = open(tmp / "kamailio.log", "wb")
+    proc = subprocess.Popen(["kamailio", "-f", str(tmp / "etc" / "kamailio.cfg"), "-DD", "-E", "-w", str(tmp),
+                             "-m", "64"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    box = Box(tmp, dns, proc)
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                box.rpc.call("core.version")
+                break
+            except RpcError:
+                assert proc.poll() is None and time.monotonic() < deadline, (tmp / "kamailio.log").read_text()[-2000:]
+                time.sleep(0.1)
+        yield box
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+        dns.stop()
+
+
+def test_unchanged_record_set_neither_rewrites_nor_reloads(box: Box) -> None:
+    path = box.etc / "dispatcher.list"
+    stamp = path.stat().st_mtime_ns
+    run = box.refresh()
+    assert run.returncode == 0, run.stderr
+    assert "written=False reloaded=False" in run.stderr
+    assert path.stat().st_mtime_ns == stamp
+
+
+def test_changed_record_set_is_rewritten_and_reloaded_in_place(box: Box) -> None:
+    pid = box.proc.pid
+    _peers(box.dns, {"p1.acg-lab.commsgw.test": "127.0.213.1", "p3.acg-lab.commsgw.test": "127.0.213.3"})
+    run = box.refresh()
+    assert run.returncode == 0, run.stderr
+    assert "reloaded=True" in run.stderr
+    assert "127.0.213.3" in (box.etc / "dispatcher.list").read_text()
+    assert box.uris() == {"sip:127.0.213.1:5060;transport=udp", "sip:127.0.213.3:5060;transport=udp"}
+    assert box.proc.poll() is None and box.proc.pid == pid
+
+
+def test_target_outside_the_28_is_refused(box: Box) -> None:
+    before = (box.etc / "dispatcher.list").read_text()
+    _peers(box.dns, {"p1.acg-lab.commsgw.test": "127.0.213.1", "evil.acg-lab.commsgw.test": "127.0.99.7"})
+    run = box.refresh()
+    assert run.returncode == 1
+    assert "refused" in run.stderr and "127.0.99.7" in run.stderr
+    assert (box.etc / "dispatcher.list").read_text() == before
+    assert "sip:127.0.99.7:5060;transport=udp" not in box.uris()
+
+
+def test_dns_failure_is_logged_and_old_list_kept(box: Box) -> None:
+    before = (box.etc / "dispatcher.list").read_text()
+    box.dns.set_records(srv={}, a={"other.acg-lab.commsgw.test": ["127.0.213.9"]}, ttl=30)  # SRV gone: NXDOMAIN
+    run = box.refresh()
+    assert run.returncode == 1
+    assert "ERROR" in run.stderr and SRV in run.stderr
+    assert (box.etc / "dispatcher.list").read_text() == before
+    assert len(box.uris()) == 2
