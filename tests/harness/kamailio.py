@@ -19,6 +19,7 @@ Usage::
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -179,5 +180,193 @@ class KamailioProcess:
     def peer_active(self, address: str) -> t.Optional[bool]:
         for uri, flags in self.dispatcher_states().items():
             if uri.startswith("sip:%s:" % address):
-                return flags.startswith("A")
+                # A = active, T = trying (a probe failed, threshold not reached): both still get calls.
+                return flags[:1] in ("A", "T")
+        return None
+
+
+# -- a whole lab: DNS + plan + rendered config + Kamailio ------------------------------------------
+@dataclasses.dataclass
+class Topology:
+    """Loopback addresses of one lab. ``block`` shifts every third octet so that concurrently
+    running test modules (and the bench) never share an address."""
+
+    block: int = 0
+    region1_peers: t.Sequence[tuple[str, int, int]] = ((1, 10, 60), (2, 10, 40), (3, 20, 0))  # (host, SRV prio, weight)
+    region2_peers: t.Sequence[tuple[str, int, int]] = ((1, 10, 50), (2, 10, 50))
+    domain: str = "acg-k1.test"
+
+    def net(self, octet: int, host: int) -> str:
+        return "127.0.%d.%d" % (octet + self.block, host)
+
+    @property
+    def region1_range(self) -> str:
+        return "127.0.%d.0/28" % (10 + self.block)
+
+    @property
+    def region2_range(self) -> str:
+        return "127.0.%d.0/28" % (11 + self.block)
+
+    def region1(self, host: int) -> str:
+        return self.net(10, host)
+
+    def region2(self, host: int) -> str:
+        return self.net(11, host)
+
+    @property
+    def sbc_acg(self) -> str:
+        return self.net(20, 1)
+
+    @property
+    def sbc_core(self) -> str:
+        return self.net(30, 1)
+
+    @property
+    def core_next_hop(self) -> str:
+        return self.net(31, 1)
+
+    @property
+    def core_caller(self) -> str:
+        return self.net(31, 2)
+
+    def deployment_raw(self, routing: t.Mapping[str, int], transport: str = "udp") -> dict[str, t.Any]:
+        # A two-region deployment over plain UDP: validation calls that an error outside a lab
+        # (R-09); the plan builder does not care, which is what the non-TLS conformance runs use.
+        return {
+            "name": "k1", "type": "production", "base_domain": self.domain, "management_region": "West Europe",
+            "allow_non_public_ranges": True, "acg_transport": transport,
+            "service_regions": [
+                {"name": "region1", "azure_region": "westeurope", "hostname": "pstn-region1." + self.domain,
+                 "ip_ranges": [self.region1_range]},
+                {"name": "region2", "azure_region": "northeurope", "hostname": "pstn-region2." + self.domain,
+                 "ip_ranges": [self.region2_range]}],
+            "sites": [{"name": "ams", "service_region": "region1"}, {"name": "fra", "service_region": "region2"}],
+            "routing": dict(routing),
+            "emergency_dial_strings": ["112", "911", "999"],
+        }
+
+    def dns_records(self) -> tuple[dict[str, list[tuple[int, int, int, str]]], dict[str, list[str]]]:
+        srv: dict[str, list[tuple[int, int, int, str]]] = {}
+        a: dict[str, list[str]] = {}
+        for region, peers, address in (("region1", self.region1_peers, self.region1),
+                                       ("region2", self.region2_peers, self.region2)):
+            name = "_sip._tls.pstn-%s.%s" % (region, self.domain)
+            srv[name] = []
+            for host, prio, weight in peers:
+                target = "%s-sip%d.%s" % (region, host, self.domain)
+                srv[name].append((prio, weight, 5060, target))
+                a[target] = [address(host)]
+        a["core." + self.domain] = [self.core_next_hop]
+        return srv, a
+
+
+BLOCK_LOCK_DIR = Path("/tmp/commsgw-kamailio-lab")
+# Third-octet offsets a lab may use (addresses 127.0.(10..31)+offset.x); other helpers' tests use
+# +100 and +150, so these stay below.
+LAB_BLOCKS = (0, 25, 50, 75)
+
+
+class BlockLease:
+    """An exclusive claim on one Topology block across processes (flock, freed on close/exit)."""
+
+    def __init__(self, blocks: t.Sequence[int] = LAB_BLOCKS) -> None:
+        import fcntl
+        BLOCK_LOCK_DIR.mkdir(parents=True, exist_ok=True)
+        for block in blocks:
+            fd = os.open(str(BLOCK_LOCK_DIR / ("block-%d.lock" % block)), os.O_CREAT | os.O_RDWR, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            self.block = block
+            self._fd = fd
+            return
+        raise KamailioError("every lab address block %s is in use by another test run" % (list(blocks),))
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+class AcgLab:
+    """DNS (harness.dns) -> SRV resolution (module_utils.srv) -> plan -> render -> Kamailio."""
+
+    def __init__(self, workdir: Path, topology: t.Optional[Topology] = None,
+                 routing: t.Optional[t.Mapping[str, int]] = None, settings: t.Optional[dict[str, t.Any]] = None,
+                 transport: str = "udp") -> None:
+        self.workdir = Path(workdir)
+        self.topo = topology or Topology()
+        self.routing = dict(routing or {"options_interval_s": 1, "failure_threshold": 2, "recovery_threshold": 1,
+                                        "invite_timer_ms": 1000})
+        self.transport = transport
+        self.cfg_dir = self.workdir / "cfg"
+        self.run_dir = self.workdir / "run"
+        self.settings = {
+            "acg_listen": {"address": self.topo.sbc_acg, "port": 5060},
+            "core_listen": {"address": self.topo.sbc_core, "port": 5060, "transport": "udp"},
+            # A name, so Kamailio's own resolver (the private resolv.conf) is exercised too.
+            "core_next_hop": "core.%s:5060" % self.topo.domain,
+            "config_dir": str(self.cfg_dir), "run_dir": str(self.run_dir), "udp_workers": 4,
+        }
+        self.settings.update(settings or {})
+        self.dns: t.Any = None
+        self.kamailio: t.Optional[KamailioProcess] = None
+        self.plan: dict[str, t.Any] = {}
+        self.files: dict[str, str] = {}
+        self.version = kamailio_version()
+
+    def start(self) -> "AcgLab":
+        from harness.dns import DnsServer
+        from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
+        from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
+        from ansible_collections.commsgw.routing.plugins.module_utils.srv import ResolverSettings, resolve_deployment
+        from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
+        from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
+
+        self.dns = DnsServer.start_on_free_address(self.workdir / "dns", first=(os.getpid() * 7 + 31) % 254)
+        srv, a = self.topo.dns_records()
+        self.dns.set_records(srv=srv, a=a, ttl=60)
+        deployment, findings = validate_deployment(self.topo.deployment_raw(self.routing, self.transport),
+                                                   [Sbc(host="sbc-ams-1", site="ams"), Sbc(host="sbc-fra-1", site="fra")])
+        unexpected = [f for f in findings.errors if f.rule != "R-09"]
+        if unexpected:
+            raise RuntimeError("lab deployment invalid: %s" % [f.render() for f in unexpected])
+        resolved, problems = resolve_deployment(deployment, ResolverSettings(nameservers=[self.dns.address]))
+        if [p for p in problems if p.severity == "error"]:
+            raise RuntimeError("SRV resolution failed: %s" % [p.render() for p in problems])
+        self.plan = build_site_plan(deployment, deployment.sites[0], resolved)
+        self.files = render_kamailio(self.plan, self.settings, self.version)
+        self.cfg_dir.mkdir(parents=True, exist_ok=True)
+        for name, content in self.files.items():
+            (self.cfg_dir / name).write_text(content)
+        self.kamailio = KamailioProcess(self.cfg_dir / "kamailio.cfg", self.workdir / "kamailio", self.run_dir,
+                                        resolv_conf=self.dns.resolv_conf)
+        self.kamailio.start()
+        return self
+
+    def stop(self) -> None:
+        if self.kamailio is not None:
+            self.kamailio.stop()
+        if self.dns is not None:
+            self.dns.stop()
+
+    def reset_peers(self) -> None:
+        """Every destination back to active+probing. (dispatcher.reload would do it too, but the
+        module refuses reloads closer than reload_delta, 5 s, to each other.)"""
+        assert self.kamailio is not None
+        for line in self.files["dispatcher.list"].splitlines():
+            if line.strip() and not line.startswith("#"):
+                set_id, uri = line.split()[:2]
+                self.kamailio.rpc("dispatcher.set_state", ["ap", int(set_id), uri])
+
+    def wait_peer_state(self, address: str, active: bool, timeout_s: float) -> t.Optional[float]:
+        """Seconds until ``address`` is (in)active per dispatcher.list, or None on timeout (bounded)."""
+        assert self.kamailio is not None
+        start = time.monotonic()
+        while time.monotonic() - start < timeout_s:
+            if self.kamailio.peer_active(address) is active:
+                return time.monotonic() - start
+            time.sleep(0.05)
         return None

@@ -40,12 +40,21 @@ def _template(name: str) -> str:
     return (SCENARIOS / name).read_text()
 
 
-def uas_scenario(code: int, answer_options: bool = True) -> str:
-    answer = (_template("uas_answer_200.xml") if code == 200 else
-              _template("uas_answer_error.xml").replace("@CODE@", str(code)).replace("@REASON@", REASONS.get(code, "Error")))
-    options = _template("uas_options_200.xml") if answer_options else "  <!-- OPTIONS ignored -->\n  <nop/>\n"
-    return (_template("uas.xml").replace("@NAME@", "answers %d" % code).replace("@ANSWER@", answer)
-            .replace("@OPTIONS@", options))
+def uas_scenario(code: t.Optional[int], answer_options: bool = True) -> str:
+    """A peer answering INVITEs with ``code`` (None: receives and never answers, a silent peer
+    whose received INVITEs can still be counted)."""
+    if code is None:
+        answer = "  <nop next=\"end\"/>\n"
+        name = "silent"
+    elif code == 200:
+        answer = _template("uas_trying.xml") + _template("uas_answer_200.xml")
+        name = "answers 200"
+    else:
+        answer = _template("uas_trying.xml") + (_template("uas_answer_error.xml").replace("@CODE@", str(code))
+                                                 .replace("@REASON@", REASONS.get(code, "Error")))
+        name = "answers %d" % code
+    options = _template("uas_options_200.xml") if answer_options else "  <nop/>\n"
+    return (_template("uas.xml").replace("@NAME@", name).replace("@ANSWER@", answer).replace("@OPTIONS@", options))
 
 
 def uac_scenario(user: str, expect: int, hold_ms: int = 200, extra_headers: str = "",
@@ -150,7 +159,7 @@ class _Sipp:
 class SippPeer(_Sipp):
     """An ACG peer on ``address``:``port`` answering INVITEs with ``code``."""
 
-    def __init__(self, name: str, workdir: Path, address: str, port: int = 5060, code: int = 200,
+    def __init__(self, name: str, workdir: Path, address: str, port: int = 5060, code: t.Optional[int] = 200,
                  answer_options: bool = True, transport: str = "udp") -> None:
         super().__init__(name, workdir)
         self.address = address
