@@ -64,14 +64,15 @@ def _trunk_group(order: int, role: str, region: ServiceRegion, transport: str,
 
 def _ordered_regions(deployment: Deployment, site: Site) -> list[tuple[str, ServiceRegion]]:
     local = deployment.region_named(site.service_region)
-    assert local is not None, "plan built from an invalid deployment"
+    if local is None:  # validation guarantees a paired region; no silent fallback if it was skipped
+        raise ValueError("site %s names no service region: plan built from an invalid deployment" % site.name)
     others = [r for r in deployment.service_regions if r is not local]
     return [("local", local)] + [("remote", r) for r in others]
 
 
 def _mcp(deployment: Deployment, ordered: list[tuple[str, ServiceRegion]],
          resolved: t.Mapping[str, t.Any]) -> t.Optional[dict[str, t.Any]]:
-    if not any(r.mcp_hostname for _, r in ordered):
+    if not any(r.mcp_hostname for _role, r in ordered):
         return None
     records = []
     for order, (role, region) in enumerate(ordered, start=1):

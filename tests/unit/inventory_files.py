@@ -47,7 +47,7 @@ def load_hostvars(directory: pathlib.Path) -> dict[str, dict[str, t.Any]]:
     for host, own in hosts.items():
         merged: dict[str, t.Any] = {}
         # Ansible: shallower groups first, then by name; host variables win over every group.
-        for _, group in sorted(memberships[host]):
+        for _depth, group in sorted(memberships[host]):
             merged.update(group_vars.get(group, {}))
         merged.update(own)
         # Each host gets its own copy, as from Ansible's hostvars: tests may edit one host's facts.

@@ -51,7 +51,7 @@ def test_good_mapping_parses_without_findings() -> None:
 
 
 def test_defaults_fill_optional_fields() -> None:
-    deployment, _ = parse(raw_deployment())
+    deployment = parse(raw_deployment())[0]
     assert deployment.routing == ROUTING_DEFAULTS
     assert deployment.emergency_dial_strings == list(DEFAULT_EMERGENCY_DIAL_STRINGS)
     assert (deployment.mcp.policy, deployment.mcp.hold_down_s, deployment.mcp.continue_next_hop) == (
@@ -60,10 +60,10 @@ def test_defaults_fill_optional_fields() -> None:
 
 
 def test_defaults_are_not_shared_between_deployments() -> None:
-    first, _ = parse(raw_deployment())
+    first = parse(raw_deployment())[0]
     first.routing["invite_timer_ms"] = 1
     first.emergency_dial_strings.append("000")
-    second, _ = parse(raw_deployment())
+    second = parse(raw_deployment())[0]
     assert second.routing == ROUTING_DEFAULTS
     assert "000" not in second.emergency_dial_strings
 
@@ -82,14 +82,14 @@ def test_partial_routing_and_mcp_keep_the_other_defaults() -> None:
 def test_required_top_level_fields(field: str) -> None:
     raw = raw_deployment()
     del raw[field]
-    _, findings = parse(raw)
+    findings = parse(raw)[1]
     assert paths(findings) == [(field, "is missing")]
 
 
 def test_null_counts_as_missing() -> None:
     raw = raw_deployment()
     raw["base_domain"] = None
-    _, findings = parse(raw)
+    findings = parse(raw)[1]
     assert paths(findings) == [("base_domain", "is missing")]
 
 
@@ -106,7 +106,7 @@ def test_required_region_fields(field: str) -> None:
 def test_required_site_fields(field: str) -> None:
     raw = raw_deployment()
     del raw["sites"][0][field]
-    _, findings = parse(raw)
+    findings = parse(raw)[1]
     assert paths(findings) == [("sites[0].%s" % field, "is missing")]
 
 
@@ -121,7 +121,7 @@ def test_unknown_keys_are_reported_where_they_are(where: tuple[t.Any, ...], key:
     for step in where:
         target = target[step]
     target[key] = "x"
-    _, findings = parse(raw)
+    findings = parse(raw)[1]
     prefix = ""
     if where:
         prefix = where[0] if len(where) == 1 else "%s[%d]" % where
@@ -175,7 +175,7 @@ def test_deployment_that_is_not_a_mapping(raw: t.Any) -> None:
 def test_every_problem_of_a_region_is_reported_together() -> None:
     raw = raw_deployment()
     raw["service_regions"][0] = {"name": 1, "azure_region": "westeurope", "hostname": None, "ipranges": []}
-    _, findings = parse(raw)
+    findings = parse(raw)[1]
     assert sorted(paths(findings)) == [
         ("service_regions[0].hostname", "is missing"), ("service_regions[0].ip_ranges", "is missing"),
         ("service_regions[0].ipranges", "is not a known field"), ("service_regions[0].name", "has the wrong type")]

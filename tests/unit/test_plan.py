@@ -163,7 +163,7 @@ def test_acl_holds_every_range_of_the_deployment(inventory: str) -> None:
     for plan in site_plans(model_of(hostvars(inventory))):
         acl = [(entry["network"], entry["region"]) for entry in plan["acl"]["ranges"]]
         assert sorted(acl) == expected
-        for network, _ in acl:
+        for network, _region in acl:
             assert ipaddress.ip_network(network).prefixlen == 28
 
 
@@ -331,3 +331,10 @@ def test_every_plan_field_is_documented() -> None:
 
     for key in set(keys(plan)):
         assert "`%s`" % key in doc or ".%s`" % key in doc, key
+
+
+def test_plan_refuses_a_site_without_its_region() -> None:
+    deployment = model_of(hostvars("production"))
+    deployment.sites[0].service_region = "region9"  # only reachable by skipping validation
+    with pytest.raises(ValueError, match="names no service region"):
+        build_site_plan(deployment, deployment.sites[0])

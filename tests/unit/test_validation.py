@@ -71,7 +71,7 @@ LAB_SBCS = (Sbc("lab-sbc-1", "lab"),)
 
 
 def check(raw: t.Any, sbcs: t.Sequence[Sbc] = PRODUCTION_SBCS) -> tuple[list[Finding], list[Finding]]:
-    _, findings = validate_deployment(raw, sbcs)
+    findings = validate_deployment(raw, sbcs)[1]
     return findings.errors, findings.warnings
 
 
@@ -151,7 +151,7 @@ def test_every_fault_is_reported_in_one_run() -> None:
     raw["service_regions"][0]["ip_ranges"] = ["20.61.48.16/27"]
     raw["service_regions"][1]["hostname"] = "bad_host"
     raw["emergency_dial_strings"] = ["11x"]
-    errors, _ = check(raw)
+    errors = check(raw)[0]
     assert [(f.path, f.rule) for f in sorted(errors, key=lambda f: f.path)] == [
         ("emergency_dial_strings[0]", "R-25"), ("management_region", "R-04"),
         ("service_regions[0].ip_ranges[0]", "R-07"), ("service_regions[1].hostname", "R-06")]
@@ -171,7 +171,7 @@ def test_warnings_are_kept_apart_from_errors() -> None:
 def test_finding_renders_path_value_expectation_and_rule() -> None:
     raw = production()
     raw["service_regions"][1]["ip_ranges"] = ["20.82.160.32/27"]
-    errors, _ = check(raw)
+    errors = check(raw)[0]
     assert errors[0].render() == (
         "service_regions[1].ip_ranges[0]: is a /27 (got '20.82.160.32/27'; "
         "expected an IPv4 /28 on its network boundary, e.g. 203.0.113.16/28) [R-07]")
@@ -181,14 +181,14 @@ def test_finding_renders_path_value_expectation_and_rule() -> None:
 def test_lab_needs_exactly_one_region_and_site() -> None:
     raw = lab()
     raw["service_regions"] = []
-    errors, _ = check(raw, LAB_SBCS)
+    errors = check(raw, LAB_SBCS)[0]
     assert ("service_regions", "R-02") in [(f.path, f.rule) for f in errors]
 
 
 def test_production_pairs_each_site_with_a_different_region() -> None:
     raw = production()
     raw["sites"][1]["service_region"] = "region1"
-    errors, _ = check(raw)
+    errors = check(raw)[0]
     assert summary(errors) == [
         ("service_regions[1]", "R-03", "is paired with no site"),
         ("sites[1].service_region", "R-03", "repeats the service region of sites[0].service_region")]
@@ -197,14 +197,14 @@ def test_production_pairs_each_site_with_a_different_region() -> None:
 def test_lab_site_must_name_its_region() -> None:
     raw = lab()
     raw["sites"][0]["service_region"] = "region9"
-    errors, _ = check(raw, LAB_SBCS)
+    errors = check(raw, LAB_SBCS)[0]
     assert [(f.path, f.rule) for f in errors] == [("sites[0].service_region", "R-03")]
 
 
 def test_missing_service_regions_is_one_error_not_a_cascade() -> None:
     raw = production()
     del raw["service_regions"]
-    errors, _ = check(raw)
+    errors = check(raw)[0]
     assert summary(errors) == [("service_regions", "", "is missing")]
 
 
@@ -235,7 +235,7 @@ def test_every_current_management_region_is_accepted(value: str) -> None:
 def test_management_region_rejects_other_values(value: str) -> None:
     raw = production()
     raw["management_region"] = value
-    errors, _ = check(raw)
+    errors = check(raw)[0]
     assert [(f.path, f.rule) for f in errors] == [("management_region", "R-04")]
 
 
@@ -281,7 +281,7 @@ def test_cross_area_without_single_region_geography_is_an_error() -> None:
 def test_coming_soon_region_is_a_warning() -> None:
     raw = production()
     raw["service_regions"][1]["azure_region"] = "denmarkeast"
-    _, warnings = check(raw)
+    warnings = check(raw)[1]
     assert ("service_regions[1].azure_region", "R-05") in [(w.path, w.rule) for w in warnings]
     assert any("not generally available" in w.message for w in warnings)
 
@@ -322,8 +322,8 @@ def test_custom_domain_hostnames_are_advice_not_errors() -> None:
         region["hostname"] = region["hostname"].replace(BASE, "acg.operator.example")
     errors, warnings = check(raw)
     assert errors == []
-    assert [(w.path, w.rule) for w in warnings] == [("service_regions[0].hostname", "R-28"),
-                                                     ("service_regions[1].hostname", "R-28")]
+    assert [(w.path, w.rule) for w in warnings] == [
+        ("service_regions[0].hostname", "R-28"), ("service_regions[1].hostname", "R-28")]
 
 
 # -- ranges ------------------------------------------------------------------------------
@@ -337,7 +337,7 @@ def test_lab_may_use_loopback_only_when_allowed() -> None:
     raw = lab()
     assert check(raw, LAB_SBCS) == ([], [])
     raw["allow_non_public_ranges"] = False
-    errors, _ = check(raw, LAB_SBCS)
+    errors = check(raw, LAB_SBCS)[0]
     assert [(f.path, f.rule, f.message) for f in errors] == [
         ("service_regions[0].ip_ranges[0]", "R-07", "is not a public range")]
 
@@ -347,7 +347,7 @@ def test_lab_may_use_loopback_only_when_allowed() -> None:
 def test_non_public_ranges_are_errors_in_production(value: str) -> None:
     raw = production()
     raw["service_regions"][1]["ip_ranges"] = [value]
-    errors, _ = check(raw)
+    errors = check(raw)[0]
     assert [(f.path, f.rule) for f in errors] == [("service_regions[1].ip_ranges[0]", "R-07")]
 
 
@@ -355,7 +355,7 @@ def test_non_public_ranges_are_errors_in_production(value: str) -> None:
 def test_range_must_be_written_canonically(value: str) -> None:
     raw = production()
     raw["service_regions"][1]["ip_ranges"] = [value]
-    errors, _ = check(raw)
+    errors = check(raw)[0]
     assert [(f.path, f.rule) for f in errors] == [("service_regions[1].ip_ranges[0]", "R-07")]
 
 
@@ -364,7 +364,7 @@ def test_range_must_be_written_canonically(value: str) -> None:
 def test_plain_transport_is_an_error_in_production_and_a_warning_in_a_lab(transport: str) -> None:
     raw = production()
     raw["acg_transport"] = transport
-    errors, _ = check(raw)
+    errors = check(raw)[0]
     assert [(f.path, f.rule) for f in errors] == [("acg_transport", "R-09")]
     raw = lab()
     raw["acg_transport"] = transport
@@ -409,7 +409,7 @@ def test_mcp_continue_next_hop_accepts(hop: str) -> None:
 def test_mcp_continue_next_hop_rejects(hop: str) -> None:
     raw = production_mcp()
     raw["mcp"]["continue_next_hop"] = hop
-    errors, _ = check(raw)
+    errors = check(raw)[0]
     assert [(f.path, f.rule) for f in errors] == [("mcp.continue_next_hop", "R-20")]
 
 
@@ -423,7 +423,7 @@ def test_mcp_settings_without_mcp_hostnames_need_no_next_hop() -> None:
 def test_mcp_hold_down_range(hold: int, ok: bool) -> None:
     raw = production_mcp()
     raw["mcp"]["hold_down_s"] = hold
-    errors, _ = check(raw)
+    errors = check(raw)[0]
     assert [(f.path, f.rule) for f in errors] == ([] if ok else [("mcp.hold_down_s", "R-19")])
 
 
@@ -434,7 +434,7 @@ def test_mcp_hold_down_range(hold: int, ok: bool) -> None:
 def test_emergency_dial_strings(value: str, ok: bool) -> None:
     raw = production()
     raw["emergency_dial_strings"] = [value]
-    errors, _ = check(raw)
+    errors = check(raw)[0]
     assert [(f.path, f.rule) for f in errors] == ([] if ok else [("emergency_dial_strings[0]", "R-25")])
 
 
@@ -447,14 +447,14 @@ def test_emergency_defaults_apply_when_unset() -> None:
 
 # -- SBC hosts -----------------------------------------------------------------------------------------
 def test_hosts_default_to_kamailio_and_every_site_needs_one() -> None:
-    errors, _ = check(production(), (Sbc("sbc-ams-1", "amsterdam"),))
+    errors = check(production(), (Sbc("sbc-ams-1", "amsterdam"),))[0]
     assert [(f.path, f.rule) for f in errors] == [("sites[1]", "R-03")]
 
 
 def test_site_list_broken_does_not_blame_every_host() -> None:
     raw = production()
     raw["sites"] = {"amsterdam": "region1"}
-    errors, _ = check(raw)
+    errors = check(raw)[0]
     assert summary(errors) == [("sites", "", "has the wrong type")]
 
 
@@ -506,7 +506,7 @@ def hostile_text(draw: st.DrawFn, good: str) -> str:
     if draw(st.booleans()):
         return draw(st.text(max_size=30))
     value = good
-    for _ in range(draw(st.integers(1, 3))):
+    for _step in range(draw(st.integers(1, 3))):
         position = draw(st.one_of(st.just(len(value)), st.just(0), st.integers(0, len(value))))
         char = draw(st.one_of(st.sampled_from(NASTY), st.characters()))
         value = value[:position] + char + value[position:]
@@ -525,7 +525,7 @@ def _string_leaves(value: t.Any) -> t.Iterator[str]:
             yield from _string_leaves(item)
 
 
-@pytest.mark.parametrize("path, where", FUZZ_FIELDS, ids=[p for p, _ in FUZZ_FIELDS])
+@pytest.mark.parametrize("path, where", FUZZ_FIELDS, ids=[field[0] for field in FUZZ_FIELDS])
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_fuzzed_strings_are_rejected_or_safe(path: str, where: tuple[t.Any, ...], data: st.DataObject) -> None:
