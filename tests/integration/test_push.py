@@ -67,10 +67,10 @@ def _inventory(tmp: Path, dns_address: str) -> Path:
     (inv / "group_vars" / "site_lab.yml").write_text(json.dumps({"commsgw_site": "lab",
                                                                  "commsgw_sbc_platform": "kamailio"}))
     (inv / "group_vars" / "all.yml").write_text(json.dumps({
-        "commsgw_kamailio_service_manager": "process",
-        "commsgw_kamailio_log_file": str(live / "kamailio.log"),
-        "commsgw_kamailio_work_dir": str(live / "work"),
-        "commsgw_kamailio_refresher": False,  # tests/integration/test_refresher.py covers it
+        "kamailio_service_manager": "process",
+        "kamailio_log_file": str(live / "kamailio.log"),
+        "kamailio_work_dir": str(live / "work"),
+        "kamailio_refresher": False,  # tests/integration/test_refresher.py covers it
         "commsgw_dns_nameservers": [dns_address],
     }))
     return inv / "hosts.yml"
@@ -213,7 +213,7 @@ def test_config_that_cannot_start_is_rejected_and_sbc_keeps_serving(sbc: Sbc) ->
     playbook = sbc.tmp / "push.yml"
     playbook.write_text(json.dumps([{"name": "Push", "hosts": "all", "gather_facts": False, "tasks": [{
         "name": "Push files", "ansible.builtin.include_role": {"name": "commsgw.routing.kamailio"},
-        "vars": {"commsgw_kamailio_files": files}}]}]))
+        "vars": {"kamailio_files": files}}]}]))
     proc = _play([str(playbook)], sbc.inventory, check=False)
     assert proc.returncode != 0
     assert "did not start" in proc.stdout, proc.stdout[-3000:]
