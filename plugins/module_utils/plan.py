@@ -10,6 +10,7 @@ and deterministic: the same inventory (and SRV answers) always give the same pla
 
 from __future__ import annotations
 
+import ipaddress
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Deployment, ServiceRegion, Site
@@ -37,7 +38,8 @@ def _peers(name: str, resolved: t.Mapping[str, t.Any]) -> t.Optional[list[dict[s
         return None
     targets = answer["targets"]
     peers = [{"target": normalise_fqdn(tgt["target"]), "port": int(tgt["port"]), "priority": int(tgt["priority"]),
-              "weight": int(tgt["weight"]), "addresses": sorted(tgt.get("addresses", []))} for tgt in targets]
+              "weight": int(tgt["weight"]),
+              "addresses": sorted(tgt.get("addresses", []), key=ipaddress.ip_address)} for tgt in targets]
     return sorted(peers, key=lambda p: (p["priority"], -p["weight"], p["target"], p["port"]))
 
 
@@ -56,7 +58,7 @@ def _trunk_group(order: int, role: str, region: ServiceRegion, transport: str,
         "transport": transport,
         # SNI and certificate check use the regional hostname, never the SRV target.
         "tls": {"sni": hostname, "verify_hostname": hostname, "min_version": "TLSv1.2"} if transport == "tls" else None,
-        "ip_ranges": sorted(region.ip_ranges),
+        "ip_ranges": sorted(region.ip_ranges, key=ipaddress.ip_network),
         "srv_ttl": None if answer is None else int(answer["ttl"]),
         "peers": _peers(name, resolved),
     }
@@ -131,7 +133,7 @@ def build_site_plan(deployment: Deployment, site: Site,
         },
         "acl": {  # every /28 of the deployment, from every region.
             "ranges": sorted(({"network": n, "region": r.name} for r in deployment.service_regions
-                              for n in r.ip_ranges), key=lambda e: (e["network"], e["region"])),
+                              for n in r.ip_ranges), key=lambda e: (ipaddress.ip_network(e["network"]), e["region"])),
         },
         "mcp": _mcp(deployment, ordered, resolved),
         "emergency": {"dial_strings": sorted(set(deployment.emergency_dial_strings)), "route_to_acg": False},
