@@ -15,6 +15,7 @@ import typing as t
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Finding, Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Deployment, Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import SBC_VAR, parse_sbc_settings
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
 
 DEPLOYMENT_VAR = "commsgw_deployment"
@@ -40,6 +41,7 @@ def collect_deployments(hostvars: t.Mapping[str, t.Mapping[str, t.Any]]) -> list
             entry["conflicts"].append(host)
         entry["sbcs"].append({"host": host, "site": variables.get(SITE_VAR),
                               "platform": variables.get(PLATFORM_VAR, "kamailio")})
+        entry.setdefault("settings", {})[host] = variables.get(SBC_VAR)
     return [by_name[name] for name in sorted(by_name)]
 
 
@@ -52,17 +54,31 @@ def _conflict_findings(entry: dict[str, t.Any]) -> list[Finding]:
     return findings.items
 
 
-def validate_inventory(hostvars: t.Mapping[str, t.Mapping[str, t.Any]]) -> list[dict[str, t.Any]]:
+def _sbc_settings_findings(entry: dict[str, t.Any], deployment: Deployment, required: bool) -> list[Finding]:
+    """Check each host's ``commsgw_sbc`` (sockets, certificates...): always when present, and
+    missing ones too when the caller is about to render or push."""
+    findings = Findings()
+    transport = deployment.acg_transport if isinstance(deployment.acg_transport, str) else "tls"
+    for host, raw in sorted(entry.get("settings", {}).items()):
+        if raw is not None or required:
+            parse_sbc_settings(raw, host, transport, findings)
+    return findings.items
+
+
+def validate_inventory(hostvars: t.Mapping[str, t.Mapping[str, t.Any]],
+                       require_sbc_settings: bool = False) -> list[dict[str, t.Any]]:
     """Validate every deployment of the inventory.
 
     Returns one report per deployment: its name, the parsed model (only when it has no error),
-    and its errors and warnings as dictionaries.
+    and its errors and warnings as dictionaries. ``require_sbc_settings`` also reports hosts without
+    ``commsgw_sbc`` (needed to render or push, not to validate or plan).
     """
     reports = []
     for entry in collect_deployments(hostvars):
         sbcs = [Sbc(**sbc) for sbc in entry["sbcs"]]
         deployment, findings = validate_deployment(entry["deployment"], sbcs)
         findings.extend(_conflict_findings(entry))
+        findings.extend(_sbc_settings_findings(entry, deployment, require_sbc_settings))
         reports.append({"name": deployment.name, "model": deployment if not findings.errors else None,
                         "errors": findings.errors, "warnings": findings.warnings})
     return reports

@@ -21,6 +21,12 @@ options:
     description: Host name to that host's commsgw variables, as returned by the P(commsgw.routing.sbc_facts#filter) filter.
     type: dict
     required: true
+  require_sbc_settings:
+    description:
+      - Also report SBC hosts without C(commsgw_sbc) (their sockets, next hop and certificates).
+      - C(commsgw_sbc) is always checked when present; it is needed to render or push, not to validate or plan.
+    type: bool
+    default: false
   resolved:
     description: SRV name to SRV answer, as returned by M(commsgw.routing.srv_audit) in RV(commsgw.routing.srv_audit#module:answers).
     type: dict
@@ -64,10 +70,11 @@ from ansible_collections.commsgw.routing.plugins.module_utils.inventory import (
 def main():
     module = AnsibleModule(
         argument_spec={"hosts": {"type": "dict", "required": True},
+                       "require_sbc_settings": {"type": "bool", "default": False},
                        "resolved": {"type": "dict", "default": {}}},
         supports_check_mode=True,
     )
-    reports = validate_inventory(module.params["hosts"])
+    reports = validate_inventory(module.params["hosts"], module.params["require_sbc_settings"])
     errors = render_findings(reports, "errors")
     if errors:
         module.fail_json(msg="no plan: %d problem(s) in the inventory:\n%s" % (len(errors), "\n".join(errors)),

@@ -20,6 +20,12 @@ options:
       - Host name to that host's commsgw variables, as returned by the P(commsgw.routing.sbc_facts#filter) filter.
     type: dict
     required: true
+  require_sbc_settings:
+    description:
+      - Also report SBC hosts without C(commsgw_sbc) (their sockets, next hop and certificates).
+      - C(commsgw_sbc) is always checked when present; it is needed to render or push, not to validate or plan.
+    type: bool
+    default: false
   fail_on_warnings:
     description: Treat warnings as errors.
     type: bool
@@ -74,10 +80,11 @@ from ansible_collections.commsgw.routing.plugins.module_utils.inventory import r
 def main():
     module = AnsibleModule(
         argument_spec={"hosts": {"type": "dict", "required": True},
+                       "require_sbc_settings": {"type": "bool", "default": False},
                        "fail_on_warnings": {"type": "bool", "default": False}},
         supports_check_mode=True,
     )
-    reports = validate_inventory(module.params["hosts"])
+    reports = validate_inventory(module.params["hosts"], module.params["require_sbc_settings"])
     errors = render_findings(reports, "errors")
     warnings = render_findings(reports, "warnings")
     result = {
