@@ -34,6 +34,7 @@ import tempfile
 import time
 import typing as t
 
+from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_runtime as kr
 from ansible_collections.commsgw.routing.plugins.module_utils import probe_sip as sip
 from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
     DnsLookupError, ResolverSettings, audit_srv, check_ttl, resolve_srv)
@@ -680,8 +681,6 @@ def read_kamailio_view(options: t.Mapping[str, t.Any]) -> SbcView:
     ``dispatcher_list`` (overrides the file), ``run_dir`` (default /run/kamailio), ``rpc_socket`` /
     ``rpc_fifo`` (override what kamailio.cfg declares), ``rpc_timeout_s``.
     """
-    from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_runtime as kr
-
     config_dir = options.get("config_dir") or "/etc/kamailio"
     list_path = options.get("dispatcher_list") or os.path.join(config_dir, "dispatcher.list")
     view = SbcView(platform="kamailio", source="")

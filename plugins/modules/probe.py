@@ -1,0 +1,330 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: probe
+short_description: Probe ACG live from an SBC host - DNS, SIP OPTIONS over mutual TLS and the SBC's own view
+version_added: 0.1.0
+description:
+  - Checks one operator site against Azure Communications Gateway for real, from the site's routing plan
+    (RV(commsgw.routing.routing_plan#module:host_plans)); no routing fact is recomputed from the inventory.
+  - "DNS: resolves each region's C(_sip._tls) SRV record (and the MCP records when the deployment has MCP) live, checks
+    that every target address lies in the region's /28 range(s) (R-07) and that the provisioning API record has a
+    TTL of at most 60 s (R-21)."
+  - "SIP: sends one OPTIONS to B(every) SRV target address at once, over TLS 1.2 or later with the SBC's client
+    certificate, SNI set to the regional hostname and the peer certificate verified against the regional hostname,
+    not the SRV target (R-09, R-24). Reports per peer the reply code, round-trip time, TLS version and cipher,
+    certificate subject/SAN and days to expiry, or the failure class: C(dns), C(connect_refused),
+    C(connect_timeout), C(connect_error), C(tls_unknown_ca), C(tls_hostname_mismatch), C(tls_expired),
+    C(tls_protocol), C(tls_client_rejected), C(tls_handshake), C(no_reply), C(malformed_reply),
+    C(wrong_transaction), C(non_2xx) (with the code) or C(transport_not_allowed)."
+  - "MCP targets are never sent OPTIONS (they do not answer it, R-19): DNS, TCP/TLS reachability and the
+    certificate only."
+  - "The SBC's own view, per platform (Kamailio: the deployed C(dispatcher.list) and the C(dispatcher.list) RPC
+    over jsonrpcs): drift against the SRV answers (missing, extra, stale) and peer states against what the probe
+    saw."
+  - "Every wait is bounded: all peers are probed concurrently, so the wall time is about the slowest healthy
+    round trip plus one O(timeout), never the sum."
+  - Runs on the SBC host by default (ACG only accepts signalling from the operator's declared ranges), needing only
+    Python and dnspython there; can run on the controller for labs (C(delegate_to)).
+author: commsgw.routing contributors (@commsgw)
+requirements:
+  - dnspython >= 2.0
+options:
+  plan:
+    description: The routing plan of this host's site, from RV(commsgw.routing.routing_plan#module:host_plans).
+    type: dict
+    required: true
+  host:
+    description: The SBC host name, for the report.
+    type: str
+  timeout:
+    description: Seconds one peer may take in total (TCP connect, TLS handshake and the OPTIONS reply).
+    type: float
+    default: 3.0
+  nameservers:
+    description: Nameservers to ask. Default is the host's C(/etc/resolv.conf), the view the SBC itself has.
+    type: list
+    elements: str
+  dns_port:
+    description: Port of O(nameservers).
+    type: int
+    default: 53
+  dns_timeout:
+    description: Seconds one DNS lookup may take.
+    type: float
+    default: 2.0
+  client_cert:
+    description: The SBC's client certificate (PEM, may include the chain) presented to ACG (mutual TLS, R-24).
+    type: path
+  client_key:
+    description: The private key of O(client_cert) (when not in the same file).
+    type: path
+  ca_bundle:
+    description: Trust anchors for ACG's certificate (DigiCert Global Root G2 in production). Default is the
+      system store.
+    type: path
+  source_address:
+    description: Local address to probe from, normally the SBC's ACG-facing address.
+    type: str
+  allowed_transports:
+    description:
+      - Transports the probe may use. TLS always; the plan's UDP/TCP transport is added automatically for lab
+        deployments. A target whose transport is not allowed fails with C(transport_not_allowed).
+    type: list
+    elements: str
+    choices: [tls, tcp, udp]
+    default: [tls]
+  concurrency:
+    description: Peers probed at the same time; 1 probes one after another.
+    type: int
+    default: 64
+  check_provisioning_ttl:
+    description: Check the TTL of the provisioning API record (R-21).
+    type: bool
+    default: true
+  platform:
+    description:
+      - SBC platform whose own view is read and compared (C(none) to skip). Default is this host's platform
+        from the plan's C(sbcs) list.
+    type: str
+    choices: [kamailio, none]
+  sbc_options:
+    description:
+      - Where the platform keeps its state. Kamailio keys C(config_dir) (default C(/etc/kamailio)),
+        C(dispatcher_list), C(run_dir) (default C(/run/kamailio)), C(rpc_socket), C(rpc_fifo), C(rpc_timeout_s).
+    type: dict
+    default: {}
+  thresholds:
+    description: When verdicts turn to warn or fail.
+    type: dict
+    default: {}
+    suboptions:
+      min_healthy_peers:
+        description: Healthy peers each region needs; fewer fails the region.
+        type: int
+        default: 1
+      max_rtt_ms:
+        description: A healthy peer slower than this is a warning.
+        type: float
+      cert_expiry_warn_days:
+        description: A peer certificate expiring in fewer days is a warning.
+        type: int
+        default: 30
+      fail_on_drift:
+        description: Fail when the SBC's peer list drifts from DNS (otherwise warn).
+        type: bool
+        default: true
+      fail_on_state_mismatch:
+        description: Fail when the SBC's peer states disagree with the probe (otherwise warn).
+        type: bool
+        default: false
+      fail_on_out_of_range:
+        description: Fail when an SRV target lies outside its region's /28 range(s) (otherwise warn).
+        type: bool
+        default: true
+      fail_on_tls_verify:
+        description: Fail when a peer certificate does not verify (otherwise warn).
+        type: bool
+        default: true
+      fail_on_provisioning_ttl:
+        description: Fail when the provisioning API TTL is above 60 s (otherwise warn).
+        type: bool
+        default: true
+      require_mcp_reachable:
+        description: Fail when no target of an MCP record is reachable (otherwise warn).
+        type: bool
+        default: true
+  report_json:
+    description: Write the report as JSON to this path (on the host the module runs on). Not written in check mode.
+    type: path
+  report_junit:
+    description: Write a JUnit XML file to this path (one test suite per SRV record). Not written in check mode.
+    type: path
+  fail_on_verdict:
+    description: Fail the task when the site verdict is C(fail). Set to false to print the summary first.
+    type: bool
+    default: true
+attributes:
+  check_mode:
+    description: Probing only reads; in check mode the report files are not written.
+    support: full
+  diff_mode:
+    description: Makes no change.
+    support: none
+notes:
+  - The probe opens one TLS connection per peer and sends one OPTIONS; it never sends calls.
+"""
+
+EXAMPLES = r"""
+- name: Build the routing plans
+  commsgw.routing.routing_plan:
+    hosts: "{{ hostvars | commsgw.routing.sbc_facts(groups['all']) }}"
+  delegate_to: localhost
+  run_once: true
+  register: commsgw_plans
+
+- name: Probe ACG from this SBC
+  commsgw.routing.probe:
+    plan: "{{ commsgw_plans.host_plans[inventory_hostname] }}"
+    host: "{{ inventory_hostname }}"
+    client_cert: /etc/kamailio/tls/sbc.crt
+    client_key: /etc/kamailio/tls/sbc.key
+    ca_bundle: /etc/kamailio/tls/acg-ca.pem
+    source_address: 203.0.113.10
+    report_json: /var/tmp/commsgw-probe.json
+    report_junit: /var/tmp/commsgw-probe.xml
+  register: commsgw_probe
+
+- name: Show the summary
+  ansible.builtin.debug:
+    msg: "{{ commsgw_probe.summary }}"
+"""
+
+RETURN = r"""
+verdict:
+  description: Site verdict, C(pass), C(warn) or C(fail).
+  returned: always
+  type: str
+  sample: warn
+summary:
+  description: The short human summary, one line per site, region and peer, then the reasons.
+  returned: always
+  type: list
+  elements: str
+report:
+  description:
+    - The full report. Keys C(regions) and C(mcp) (one entry per SRV record with C(dns), C(peers), C(healthy),
+      C(verdict), C(reasons)), C(provisioning_api), C(sbc_view) (C(destinations), C(missing), C(extra), C(stale),
+      C(state_mismatch)), C(timings_ms), C(verdict), C(reasons).
+  returned: always
+  type: dict
+junit:
+  description: Path of the JUnit XML file, when written.
+  returned: when O(report_junit) is set and not in check mode
+  type: str
+"""
+
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.commsgw.routing.plugins.module_utils import probe
+from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import (
+    summary_lines, to_json, to_junit, write_text)
+from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
+    DNSPYTHON_IMPORT_ERROR, HAS_DNSPYTHON, ResolverSettings)
+
+THRESHOLD_SPEC = {
+    "min_healthy_peers": {"type": "int", "default": 1},
+    "max_rtt_ms": {"type": "float"},
+    "cert_expiry_warn_days": {"type": "int", "default": 30},
+    "fail_on_drift": {"type": "bool", "default": True},
+    "fail_on_state_mismatch": {"type": "bool", "default": False},
+    "fail_on_out_of_range": {"type": "bool", "default": True},
+    "fail_on_tls_verify": {"type": "bool", "default": True},
+    "fail_on_provisioning_ttl": {"type": "bool", "default": True},
+    "require_mcp_reachable": {"type": "bool", "default": True},
+}
+
+
+def _platform(params, plan):
+    if params["platform"]:
+        return None if params["platform"] == "none" else params["platform"]
+    for sbc in plan.get("sbcs") or []:
+        if sbc.get("host") == params["host"]:
+            return sbc.get("platform")
+    return None
+
+
+def _transports(params, plan):
+    allowed = list(params["allowed_transports"])
+    if plan.get("deployment", {}).get("type") == "lab":
+        # Labs may run plain UDP/TCP (validation refuses it in production, R-09).
+        for group in plan.get("trunk_groups") or []:
+            if group.get("transport") not in allowed:
+                allowed.append(group["transport"])
+    return tuple(allowed)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "plan": {"type": "dict", "required": True},
+            "host": {"type": "str"},
+            "timeout": {"type": "float", "default": 3.0},
+            "nameservers": {"type": "list", "elements": "str"},
+            "dns_port": {"type": "int", "default": 53},
+            "dns_timeout": {"type": "float", "default": 2.0},
+            "client_cert": {"type": "path"},
+            "client_key": {"type": "path", "no_log": False},
+            "ca_bundle": {"type": "path"},
+            "source_address": {"type": "str"},
+            "allowed_transports": {"type": "list", "elements": "str", "choices": ["tls", "tcp", "udp"],
+                                   "default": ["tls"]},
+            "concurrency": {"type": "int", "default": 64},
+            "check_provisioning_ttl": {"type": "bool", "default": True},
+            "platform": {"type": "str", "choices": ["kamailio", "none"]},
+            "sbc_options": {"type": "dict", "default": {}},
+            "thresholds": {"type": "dict", "default": {}, "options": THRESHOLD_SPEC},
+            "report_json": {"type": "path"},
+            "report_junit": {"type": "path"},
+            "fail_on_verdict": {"type": "bool", "default": True},
+        },
+        supports_check_mode=True,
+    )
+    if not HAS_DNSPYTHON:
+        module.fail_json(msg=missing_required_lib("dnspython"),
+                         exception="".join(traceback.format_exception_only(type(DNSPYTHON_IMPORT_ERROR),
+                                                                           DNSPYTHON_IMPORT_ERROR)))
+    params = module.params
+    plan = params["plan"]
+    if not isinstance(plan.get("trunk_groups"), list) or "site" not in plan:
+        module.fail_json(msg="plan is not a routing plan (no trunk_groups/site): pass "
+                             "routing_plan's host_plans[inventory_hostname]")
+    for name in ("timeout", "dns_timeout"):
+        if not params[name] > 0:
+            module.fail_json(msg="%s must be positive, got %s" % (name, params[name]))
+    if params["concurrency"] < 1:
+        module.fail_json(msg="concurrency must be at least 1, got %d" % params["concurrency"])
+    thresholds = probe.Thresholds(**(params["thresholds"] or {}))
+    settings = probe.ProbeSettings(
+        timeout_s=params["timeout"],
+        resolver=ResolverSettings(nameservers=params["nameservers"] or None, port=params["dns_port"],
+                                  timeout_s=params["dns_timeout"]),
+        client_cert=params["client_cert"], client_key=params["client_key"], ca_bundle=params["ca_bundle"],
+        source_address=params["source_address"], allowed_transports=_transports(params, plan),
+        concurrency=params["concurrency"], check_provisioning_ttl=params["check_provisioning_ttl"],
+        thresholds=thresholds)
+    try:
+        # Load the certificates once up front: a wrong path is a configuration error, not 12 peer failures.
+        probe.tls_context(settings, "check.invalid")
+    except (OSError, ValueError) as exc:
+        module.fail_json(msg="cannot load the TLS material (client_cert/client_key/ca_bundle): %s" % exc)
+
+    report = probe.run_probe(plan, settings, host=params["host"], sbc_platform=_platform(params, plan),
+                             sbc_options=params["sbc_options"])
+    summary = summary_lines(report)
+    result = {"changed": False, "verdict": report["verdict"], "summary": summary, "report": report}
+    if not module.check_mode:
+        try:
+            if params["report_json"]:
+                write_text(params["report_json"], to_json([report]))
+            if params["report_junit"]:
+                write_text(params["report_junit"], to_junit([report]))
+                result["junit"] = params["report_junit"]
+        except OSError as exc:
+            module.fail_json(msg="cannot write the report: %s" % exc, **result)
+    if report["verdict"] == "fail" and params["fail_on_verdict"]:
+        module.fail_json(msg="probe of site %s/%s failed:\n%s" % (report["deployment"], report["site"],
+                                                                   "\n".join(summary)), **result)
+    if report["verdict"] == "warn":
+        for reason in report["reasons"]:
+            module.warn(reason)
+    module.exit_json(msg="probe of site %s/%s: %s" % (report["deployment"], report["site"], report["verdict"]),
+                     **result)
+
+
+if __name__ == "__main__":
+    main()
