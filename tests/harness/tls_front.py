@@ -290,7 +290,7 @@ class TlsFront:
     def __init__(self, listen: tuple[str, int], backend: t.Optional[tuple[str, int, str]], cert: t.Union[str, Path],
                  key: t.Union[str, Path], client_ca: t.Optional[t.Union[str, Path]] = None,
                  require_client_cert: bool = True, ciphers: str = DEFAULT_CIPHERS,
-                 answer_options: bool = False, answer_code: int = 200) -> None:
+                 answer_options: bool = False, answer_code: int = 200, require_sni: bool = False) -> None:
         if backend is not None and backend[2] not in ("udp", "tcp"):
             raise ValueError("backend transport must be udp or tcp")
         if require_client_cert and client_ca is None:
@@ -303,6 +303,8 @@ class TlsFront:
         self.ciphers = ciphers
         self.answer_options = answer_options
         self.answer_code = answer_code
+        # ACG drops TLS handshakes without SNI (acg-facts: "Missing SNI ... handshake dropped").
+        self.require_sni = require_sni
         self.connections: list[Connection] = []
         self.request_log: list[tuple[float, int, str]] = []  # (time, connection id, method)
         self._lock = threading.Lock()
@@ -384,8 +386,12 @@ class TlsFront:
         if conn is not None:
             # One context per connection so the SNI callback knows which connection it belongs to
             # (asyncio reports neither the SSL object nor handshake errors per connection otherwise).
-            def sni(_obj: t.Any, server_name: t.Optional[str], _ctx: ssl.SSLContext) -> None:
+            def sni(_obj: t.Any, server_name: t.Optional[str], _ctx: ssl.SSLContext) -> t.Optional[int]:
                 conn.sni = server_name
+                if self.require_sni and not server_name:
+                    conn.error = "NO_SNI"
+                    return ssl.ALERT_DESCRIPTION_HANDSHAKE_FAILURE  # aborts the handshake
+                return None
             ctx.sni_callback = sni
         return ctx
 
@@ -430,7 +436,7 @@ class TlsFront:
             await writer.start_tls(self._make_context(conn), ssl_handshake_timeout=HANDSHAKE_TIMEOUT_S)
         except (ssl.SSLError, OSError, asyncio.TimeoutError) as exc:
             conn.ok = False
-            conn.error = getattr(exc, "reason", None) or type(exc).__name__ + ": " + str(exc)
+            conn.error = conn.error or getattr(exc, "reason", None) or type(exc).__name__ + ": " + str(exc)
             conn.closed_at = time.time()
             writer.close()
             return

@@ -1,0 +1,298 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Mutual TLS towards ACG (R-09, R-24) on a real Kamailio 6.0, black-box.
+
+Kamailio 6.0 everywhere: the host's on Debian 13, a cached Debian 13 rootfs (harness.rootfs) on
+Debian 12 (5.6 corrupts memory under TLS with OpenSSL 3). The config is rendered by
+render_kamailio from a plan built from real SRV answers (Knot DNS). Each ACG peer is a real TLS
+server (harness.tls_front: Python ssl = OpenSSL, TLS >= 1.2, client certificate required, and like
+ACG it refuses handshakes without SNI) relaying to a SIPp UAS; the operator core is a SIPp UAC.
+
+Lab (Topology block 100): region 1 peers 127.0.110.1 (SRV 10/60), .2 (10/40), .3 (20/0); region 2
+127.0.111.1/.2; SBC ACG side tls:127.0.120.1:5061, core side udp:127.0.130.1:5060; core next hop
+127.0.131.1, caller 127.0.131.2. PKI (harness.pki, ECDSA P-256): "ACG root" signs the peers, the
+"operator root" signs the SBC, plus an unrelated root and a trusted cert for wrong.example.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+import typing as t
+from pathlib import Path
+
+import pytest
+
+from harness import pki as pkimod
+from harness import rootfs
+from harness.kamailio import BlockLease, KamailioProcess, Topology
+from harness.sipp import SippCaller, SippPeer
+from harness.tls_front import Connection, TlsFront, tls_client
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not (shutil.which("sipp") and shutil.which("knotd") and shutil.which("unshare")
+                            and shutil.which("openssl")),
+                       reason="needs sipp (sip-tester), knotd (knot), unshare and openssl"),
+]
+
+BLOCK = 100
+DOMAIN = "acg-k2.test"
+TOPO = Topology(block=BLOCK, domain=DOMAIN)
+R1_HOST = "pstn-region1." + DOMAIN
+R2_HOST = "pstn-region2." + DOMAIN
+PEER_PORT = 5060      # the SRV port of the lab records (harness.kamailio.Topology.dns_records)
+BACKEND_PORT = 15060  # SIPp behind each TLS front
+SBC_TLS_PORT = 5061
+ROUTING = {"options_interval_s": 1, "failure_threshold": 2, "recovery_threshold": 1, "invite_timer_ms": 1000}
+R1 = [TOPO.region1(1), TOPO.region1(2), TOPO.region1(3)]
+R2 = [TOPO.region2(1), TOPO.region2(2)]
+SBC_NAME = "sbc-ams-1.operator.test"
+
+
+class TlsLab:
+    """DNS + plan + render + Kamailio 6.0 (TLS) + one TLS front and SIPp per ACG peer."""
+
+    def __init__(self, workdir: Path, runtime: rootfs.KamailioRuntime) -> None:
+        self.workdir = workdir
+        self.runtime = runtime
+        self.cfg_dir = workdir / "cfg"
+        self.run_dir = workdir / "run"
+        # Certificates live under the config dir: it is bind-mounted into the rootfs as is.
+        self.pki = pkimod.standard_pki(self.cfg_dir / "pki", [R1_HOST, R2_HOST], sbc_hostname=SBC_NAME)
+        self.dns: t.Any = None
+        self.kamailio: t.Optional[KamailioProcess] = None
+        self.plan: dict[str, t.Any] = {}
+        self.files: dict[str, str] = {}
+        self.fronts: dict[str, TlsFront] = {}
+        self.backends: dict[str, SippPeer] = {}
+
+    def settings(self) -> dict[str, t.Any]:
+        return {
+            "acg_listen": {"address": TOPO.sbc_acg, "port": SBC_TLS_PORT},
+            "core_listen": {"address": TOPO.sbc_core, "port": 5060, "transport": "udp"},
+            "core_next_hop": "core.%s:5060" % DOMAIN,
+            "config_dir": str(self.cfg_dir), "run_dir": str(self.run_dir), "udp_workers": 2, "tcp_workers": 2,
+            "tls": {"certificate": str(self.pki.sbc.chain), "private_key": str(self.pki.sbc.key),
+                    "ca_bundle": str(self.pki.acg_ca.cert)},
+        }
+
+    def start(self) -> "TlsLab":
+        from harness.dns import DnsServer
+        from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
+        from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
+        from ansible_collections.commsgw.routing.plugins.module_utils.srv import ResolverSettings, resolve_deployment
+        from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
+        from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
+
+        self.dns = DnsServer.start_on_free_address(self.workdir / "dns", first=(BLOCK * 2 + 17) % 254)
+        srv, a = TOPO.dns_records()
+        self.dns.set_records(srv=srv, a=a, ttl=60)
+        deployment, findings = validate_deployment(TOPO.deployment_raw(ROUTING, "tls"),
+                                                   [Sbc(host="sbc-ams-1", site="ams"), Sbc(host="sbc-fra-1", site="fra")])
+        assert not findings.errors, [f.render() for f in findings.errors]
+        resolved, problems = resolve_deployment(deployment, ResolverSettings(nameservers=[self.dns.address]))
+        assert not [p for p in problems if p.severity == "error"], [p.render() for p in problems]
+        self.plan = build_site_plan(deployment, deployment.sites[0], resolved)
+        self.files = render_kamailio(self.plan, self.settings(), self.runtime.version)
+        for name, content in self.files.items():
+            (self.cfg_dir / name).write_text(content)
+        self.kamailio = KamailioProcess(self.cfg_dir / "kamailio.cfg", self.workdir / "kamailio", self.run_dir,
+                                        resolv_conf=self.dns.resolv_conf, shared_memory_mb=256,
+                                        rootfs=self.runtime.rootfs)
+        self.kamailio.start()
+        return self
+
+    # -- peers ---------------------------------------------------------------------------------
+    def start_peer(self, address: str, cert: pkimod.Issued) -> None:
+        """(Re)start the ACG peer at ``address`` presenting ``cert``: TLS front + SIPp UAS (200)."""
+        self.stop_peer(address)
+        backend = SippPeer("uas-%s-%d" % (address, len(self.backends)), self.workdir / "sipp", address,
+                           port=BACKEND_PORT, code=200)
+        backend.start()
+        self.backends[address] = backend
+        self.fronts[address] = TlsFront(listen=(address, PEER_PORT), backend=(address, BACKEND_PORT, "udp"),
+                                        cert=cert.chain, key=cert.key, client_ca=self.pki.operator_ca.cert,
+                                        require_sni=True).start()
+
+    def stop_peer(self, address: str) -> None:
+        front = self.fronts.pop(address, None)
+        if front is not None:
+            front.stop()
+        backend = self.backends.pop(address, None)
+        if backend is not None:
+            backend.stop(kill=True)
+
+    def start_all_peers(self, override: t.Optional[t.Mapping[str, pkimod.Issued]] = None) -> None:
+        for address in R1 + R2:
+            host = R1_HOST if address in R1 else R2_HOST
+            self.start_peer(address, (override or {}).get(address, self.pki.peers[host]))
+
+    def stop_all_peers(self) -> None:
+        for address in list(self.fronts):
+            self.stop_peer(address)
+
+    def invites(self, address: str) -> int:
+        backend = self.backends.get(address)
+        return backend.received_invites() if backend else 0
+
+    def invite_connections(self, address: str) -> list[Connection]:
+        return [c for c in self.fronts[address].snapshot() if "INVITE" in c.requests]
+
+    def wait_active(self, address: str, active: bool, timeout_s: float) -> bool:
+        assert self.kamailio is not None
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.kamailio.peer_active(address) is active:
+                return True
+            time.sleep(0.1)
+        return False
+
+    def call(self, name: str, count: int, expect: int = 200) -> t.Any:
+        caller = SippCaller(name, self.workdir / "sipp", TOPO.core_caller, "%s:5060" % TOPO.sbc_core, expect=expect)
+        return caller.run(count, rate=5, timeout_s=30)
+
+    def stop(self) -> None:
+        self.stop_all_peers()
+        if self.kamailio is not None:
+            self.kamailio.stop()
+        if self.dns is not None:
+            self.dns.stop()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[TlsLab]:
+    try:
+        runtime = rootfs.kamailio6_runtime()
+    except rootfs.RootfsUnavailable as exc:
+        pytest.skip(str(exc))
+    lease = BlockLease(blocks=(BLOCK,))
+    lab = TlsLab(tmp_path_factory.mktemp("kamailio-tls"), runtime)
+    try:
+        lab.start()
+        yield lab
+    finally:
+        lab.stop()
+        lease.close()
+
+
+@pytest.fixture
+def peers(lab: TlsLab) -> t.Iterator[TlsLab]:
+    """Fresh peers per test; every peer up again (dispatcher state) before the test's calls."""
+    yield lab
+    lab.stop_all_peers()
+
+
+def _all_active(lab: TlsLab, addresses: t.Sequence[str], timeout_s: float = 15.0) -> None:
+    for address in addresses:
+        assert lab.wait_active(address, True, timeout_s), "peer %s not active: %s\n%s" % (
+            address, lab.kamailio.dispatcher_states() if lab.kamailio else None,
+            lab.kamailio.log_tail(30) if lab.kamailio else "")
+
+
+def test_mutual_tls_call_carries_sni_and_the_sbc_certificate(peers: TlsLab) -> None:
+    """R-09/R-24: calls reach the local best-tier peers over TLS >= 1.2, with SNI = the regional
+    hostname, the SBC's client certificate, and complete."""
+    lab = peers
+    lab.start_all_peers()
+    # Every peer, also the ones no call goes to, gets a connection with SNI from the SBC (route
+    # COMMSGW_TLS_WARM) within the warm-up interval (health window, 2 s here), although the
+    # dispatcher's own OPTIONS pings carry no SNI and are refused.
+    for address in R1 + R2:
+        front = lab.fronts[address]
+        assert front.wait_for(lambda f: bool(f.handshakes(ok=True)), timeout=8), (address, front.snapshot())
+    _all_active(lab, R1 + R2)
+    result = lab.call("tls-ok", 6)
+    assert result.codes() == {200: 6}, result.codes()
+    invites = {a: lab.invites(a) for a in R1 + R2}
+    assert invites[R1[0]] + invites[R1[1]] == 6 and invites[R1[2]] == 0, invites
+    assert invites[R2[0]] == invites[R2[1]] == 0, invites
+    for address in R1[:2]:
+        for conn in lab.invite_connections(address):
+            assert conn.ok and conn.sni == R1_HOST, conn
+            assert conn.tls_version in ("TLSv1.2", "TLSv1.3"), conn
+            assert conn.client_subject and conn.client_subject.get("commonName") == SBC_NAME, conn
+            # The SBC's ACG-facing address, which is what ACG's own ACL sees.
+            assert conn.peer[0] == TOPO.sbc_acg, conn
+    # Like ACG, the fronts refuse handshakes without SNI (dispatcher's pings open some): every
+    # connection a peer accepted carried its region's hostname.
+    for address in R1 + R2:
+        accepted = lab.fronts[address].handshakes(ok=True)
+        assert all(c.sni == (R1_HOST if address in R1 else R2_HOST) for c in accepted), accepted
+
+
+def test_peer_certificate_from_another_ca_is_refused(peers: TlsLab) -> None:
+    """R-24: a peer whose certificate (right host name) chains to an unrelated root never gets a
+    call: Kamailio aborts the handshake, the peer is taken out and calls complete on the other
+    local peer."""
+    lab = peers
+    rogue = R1[0]
+    lab.start_all_peers({rogue: lab.pki.rogue_peer})
+    _all_active(lab, [R1[1]])
+    assert lab.wait_active(rogue, False, 15), lab.kamailio.dispatcher_states() if lab.kamailio else None
+    result = lab.call("tls-rogue", 4)
+    assert result.codes() == {200: 4}, result.codes()
+    assert lab.invites(rogue) == 0
+    assert lab.invites(R1[1]) == 4
+    attempts = lab.fronts[rogue].handshakes()
+    assert attempts and not any(c.ok for c in attempts), attempts
+    # Kamailio, as the client, rejected the server certificate (unknown CA alert).
+    assert any(c.error and "UNKNOWN_CA" in c.error.upper() for c in attempts), attempts
+
+
+def test_trusted_certificate_for_the_wrong_host_is_refused(peers: TlsLab) -> None:
+    """R-24: a peer certificate from the trusted root but for another host name (wrong.example) is
+    refused although the chain verifies (Kamailio itself checks no host name): the peer is taken
+    out, its connection closed, and calls complete on the other local peer."""
+    lab = peers
+    wrong = R1[0]
+    lab.start_all_peers({wrong: lab.pki.wrong_host})
+    _all_active(lab, [R1[1]])
+    assert lab.wait_active(wrong, False, 15), lab.kamailio.dispatcher_states() if lab.kamailio else None
+    before = lab.invites(wrong)
+    result = lab.call("tls-wrong-host", 4)
+    assert result.codes() == {200: 4}, result.codes()
+    assert lab.invites(wrong) == before == 0
+    assert lab.invites(R1[1]) == 4
+    handshakes = lab.fronts[wrong].handshakes(ok=True)
+    # The chain was accepted (handshake ok, with SNI) but Kamailio closed every connection after
+    # checking the certificate's host name.
+    assert handshakes and all(c.sni == R1_HOST for c in handshakes), handshakes
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(c.closed_at is None for c in lab.fronts[wrong].handshakes(ok=True)[:-1]):
+        time.sleep(0.1)
+    assert all(c.closed_at is not None for c in lab.fronts[wrong].handshakes(ok=True)[:-1])
+    assert lab.kamailio is not None and "refused (R-24)" in lab.kamailio.log_text()
+
+
+def _options(source: str) -> bytes:
+    return ("OPTIONS sip:%s:%d;transport=tls SIP/2.0\r\n"
+            "Via: SIP/2.0/TLS %s:5061;branch=z9hG4bK-k2-%d\r\n"
+            "From: <sip:acg@%s>;tag=k2\r\nTo: <sip:sbc@%s>\r\nCall-ID: k2-%d@%s\r\nCSeq: 1 OPTIONS\r\n"
+            "Max-Forwards: 70\r\nContent-Length: 0\r\n\r\n" % (
+                TOPO.sbc_acg, SBC_TLS_PORT, source, time.time_ns(), R1_HOST, SBC_NAME, time.time_ns(),
+                source)).encode()
+
+
+def test_sbc_tls_listener_requires_an_acg_client_certificate(lab: TlsLab) -> None:
+    """R-24 inbound: the SBC's ACG-facing TLS listener refuses a client without a certificate, and
+    one with a trusted certificate for the wrong host name; ACG's certificate is served."""
+    address = (TOPO.sbc_acg, SBC_TLS_PORT)
+    source = TOPO.region1(9)  # inside the ACG /28, so the ACL is not what refuses
+    ca = lab.pki.operator_ca.cert  # the SBC presents its operator-signed certificate
+    no_cert = tls_client(address, ca, sni=SBC_NAME, send=_options(source), source=source)
+    assert not no_cert.ok and no_cert.reply is None, no_cert
+    good = lab.pki.peers[R1_HOST]
+    ok = tls_client(address, ca, cert=good.chain, key=good.key, sni=SBC_NAME, send=_options(source), source=source)
+    assert ok.ok and ok.reply is not None and ok.reply.startswith(b"SIP/2.0 200"), ok
+    assert ok.server_subject and ok.server_subject.get("commonName") == SBC_NAME
+    wrong = lab.pki.wrong_host
+    refused = tls_client(address, ca, cert=wrong.chain, key=wrong.key, sni=SBC_NAME, send=_options(source),
+                         source=source)
+    assert refused.reply is not None and refused.reply.startswith(b"SIP/2.0 403"), refused
+    rogue = lab.pki.rogue_peer
+    untrusted = tls_client(address, ca, cert=rogue.chain, key=rogue.key, sni=SBC_NAME, send=_options(source),
+                           source=source)
+    assert not untrusted.ok and untrusted.reply is None, untrusted
+
