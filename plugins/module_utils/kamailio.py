@@ -30,6 +30,12 @@ DS_FLAG_PROBING = 8  # dispatcher "probing" flag: only ACG peers get it (ds_prob
 ACL_GROUP = 1
 # tls_threads_mode (the cure for 5.6's OpenSSL 3 memory corruption) exists from 5.7.5 on.
 TLS_FIXED_VERSION = (5, 7, 5)
+# ACG's TLS 1.2 cipher suites (acg-facts 1.4) in OpenSSL names; ECDSA first: the notes record intermittent
+# invalid RSA signatures from Kamailio as a TLS client with several TCP workers. TLS 1.3 suites are
+# OpenSSL's defaults, which include both of ACG's.
+ACG_TLS12_CIPHERS = ("ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:"
+                     "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-SHA384:ECDHE-ECDSA-AES128-SHA256:"
+                     "ECDHE-RSA-AES256-SHA384:ECDHE-RSA-AES128-SHA256")
 # Ring time once a peer answered provisionally: long, since ring-no-answer is the callee's business.
 DEFAULT_FR_INV_TIMER_MS = 120000
 
@@ -191,7 +197,13 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
             # R-24: SNI / certificate host name per trunk group (the regional hostname).
             "groups": [{"order": g["order"], "hostname": g["hostname"], "sni": (g.get("tls") or {}).get("sni"),
                         "verify_hostname": (g.get("tls") or {}).get("verify_hostname"),
-                        "min_version": (g.get("tls") or {}).get("min_version", "TLSv1.2")} for g in groups],
+                        "min_version": (g.get("tls") or {}).get("min_version", "TLSv1.2"),
+                        # The peer certificate check maps a peer address to its group by these /28s.
+                        "ip_ranges": list(g.get("ip_ranges") or [])} for g in groups],
+            "cipher_list": ACG_TLS12_CIPHERS,
+            # How often every peer's connection is (re)opened with SNI: the health window, at least 1 s.
+            "warm_interval_s": max(1, int(health["interval_s"]) * int(health["failure_threshold"])),
+            "verify_hostname": bool((settings["tls"] or {}).get("verify_hostname", True)),
         }
     limits = plan["limits"]
     headroom = int(settings["size_headroom_bytes"])

@@ -152,7 +152,9 @@ class KamailioProcess:
         request: dict[str, t.Any] = {"jsonrpc": "2.0", "method": method, "id": 1}
         if params:
             request["params"] = params
-        tmp = tempfile.mkdtemp(prefix="k1-rpc-")
+        # The reply goes to the client's socket path as Kamailio sees it: inside the run dir, that
+        # path is the same in a chroot rootfs (bind-mounted) as on the host.
+        tmp = tempfile.mkdtemp(prefix="rpc-", dir=str(self.run_dir))
         client = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
             path = os.path.join(tmp, "c.sock")
