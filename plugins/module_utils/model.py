@@ -89,6 +89,7 @@ class Deployment:
     base_domain: t.Any = None
     management_region: t.Any = None
     allow_non_public_ranges: bool = False
+    allow_plain_transport: bool = False
     acg_transport: t.Any = "tls"
     service_regions: list[ServiceRegion] = dataclasses.field(default_factory=list)
     sites: list[Site] = dataclasses.field(default_factory=list)
@@ -104,7 +105,7 @@ class Deployment:
 
 _DEPLOYMENT_FIELDS = {
     "name": str, "type": str, "base_domain": str, "management_region": str,
-    "allow_non_public_ranges": bool, "acg_transport": str, "service_regions": list, "sites": list,
+    "allow_non_public_ranges": bool, "allow_plain_transport": bool, "acg_transport": str, "service_regions": list, "sites": list,
     "routing": dict, "emergency_dial_strings": list, "mcp": dict,
 }
 _REQUIRED_DEPLOYMENT = ("name", "type", "base_domain", "management_region", "service_regions", "sites")
@@ -145,7 +146,7 @@ def parse_deployment(raw: t.Any, sbcs: t.Sequence[Sbc], findings: Findings) -> D
     fields = _read_mapping(raw, "", _DEPLOYMENT_FIELDS, _REQUIRED_DEPLOYMENT, findings)
     deployment = Deployment(sbcs=list(sbcs))
     for key in ("name", "type", "base_domain", "management_region", "acg_transport",
-                "allow_non_public_ranges", "emergency_dial_strings"):
+                "allow_non_public_ranges", "allow_plain_transport", "emergency_dial_strings"):
         if key in fields:
             setattr(deployment, key, fields[key])
     for index, raw_region in enumerate(fields.get("service_regions", [])):

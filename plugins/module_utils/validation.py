@@ -301,9 +301,13 @@ class _Rules:
         transport = self.d.acg_transport
         if transport not in ACG_TRANSPORTS:
             self.f.error("acg_transport", "is not a transport", " or ".join(ACG_TRANSPORTS), transport, "R-09")
+        elif transport != "tls" and not self.d.allow_plain_transport:
+            self.f.error("acg_transport", "is plain %s without allow_plain_transport: true" % transport.upper(),
+                         "tls (plain UDP/TCP only where a lab or test deployment explicitly allows it)", transport,
+                         "R-09")
         elif transport != "tls" and self.d.type == "production":
-            self.f.error("acg_transport", "is plain %s in a production deployment" % transport.upper(),
-                         "tls (plain UDP/TCP only for lab deployments)", transport, "R-09")
+            self.f.warn("acg_transport", "is plain %s in a production-type deployment" % transport.upper(),
+                        "tls: plain transport is for test rigs only, real ACG accepts TLS only", transport, "R-09")
         elif transport != "tls":
             self.f.warn("acg_transport", "is plain %s: real ACG accepts TLS only" % transport.upper(),
                         "tls outside a closed lab", transport, "R-09")

@@ -58,7 +58,8 @@ def _inventory(tmp: Path, dns_address: str) -> Path:
                             "shared_memory_mb": 64}}}}}}}}}))
     (inv / "group_vars" / "acg_lab.yml").write_text(json.dumps({"commsgw_deployment": {
         "name": "lab", "type": "lab", "base_domain": "acg-lab.commsgw.test", "management_region": "West Europe",
-        "allow_non_public_ranges": True, "acg_transport": "udp",
+        "allow_non_public_ranges": True, "allow_plain_transport": True,
+        "acg_transport": "udp",
         "service_regions": [{"name": "region1", "azure_region": "westeurope",
                              "hostname": "pstn-region1.acg-lab.commsgw.test", "ip_ranges": [PEERS]}],
         "sites": [{"name": "lab", "service_region": "region1"}],

@@ -71,7 +71,8 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[Box]:
     _peers(dns, {"p1.acg-lab.commsgw.test": "127.0.213.1", "p2.acg-lab.commsgw.test": "127.0.213.2"})
     deployment, findings = validate_deployment({
         "name": "lab", "type": "lab", "base_domain": "acg-lab.commsgw.test", "management_region": "West Europe",
-        "allow_non_public_ranges": True, "acg_transport": "udp",
+        "allow_non_public_ranges": True, "allow_plain_transport": True,
+        "acg_transport": "udp",
         "service_regions": [{"name": "region1", "azure_region": "westeurope",
                              "hostname": "pstn-region1.acg-lab.commsgw.test", "ip_ranges": [RANGE]}],
         "sites": [{"name": "lab", "service_region": "region1"}]}, [Sbc("sbc1", "lab")])

@@ -134,6 +134,7 @@ def test_plain_transport_has_no_tls_section() -> None:
     variables = hostvars("lab")
     for host in variables.values():
         host["commsgw_deployment"]["acg_transport"] = "udp"
+        host["commsgw_deployment"]["allow_plain_transport"] = True
     plan = site_plans(model_of(variables))[0]
     assert plan["trunk_groups"][0]["transport"] == "udp" and plan["trunk_groups"][0]["tls"] is None
 

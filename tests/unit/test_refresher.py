@@ -24,7 +24,8 @@ from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render im
 SRV = "_sip._tls.pstn-region1.acg-lab.commsgw.test"
 DEPLOYMENT = {
     "name": "lab", "type": "lab", "base_domain": "acg-lab.commsgw.test", "management_region": "West Europe",
-    "allow_non_public_ranges": True, "acg_transport": "udp",
+    "allow_non_public_ranges": True, "allow_plain_transport": True,
+    "acg_transport": "udp",
     "service_regions": [{"name": "region1", "azure_region": "westeurope",
                          "hostname": "pstn-region1.acg-lab.commsgw.test", "ip_ranges": ["127.0.10.0/28"]}],
     "sites": [{"name": "lab", "service_region": "region1"}],

@@ -361,15 +361,15 @@ def test_range_must_be_written_canonically(value: str) -> None:
 
 # -- transport and routing ------------------------------------------------------
 @pytest.mark.parametrize("transport", ["tcp", "udp"])
-def test_plain_transport_is_an_error_in_production_and_a_warning_in_a_lab(transport: str) -> None:
-    raw = production()
-    raw["acg_transport"] = transport
-    errors = check(raw)[0]
-    assert [(f.path, f.rule) for f in errors] == [("acg_transport", "R-09")]
-    raw = lab()
-    raw["acg_transport"] = transport
-    errors, warnings = check(raw, LAB_SBCS)
-    assert errors == [] and [(w.path, w.rule) for w in warnings] == [("acg_transport", "R-09")]
+def test_plain_transport_needs_the_explicit_allowance_and_always_warns(transport: str) -> None:
+    for raw, sbcs in ((production(), PRODUCTION_SBCS), (lab(), LAB_SBCS)):
+        raw["acg_transport"] = transport
+        errors = check(raw, sbcs)[0]
+        assert [(f.path, f.rule) for f in errors] == [("acg_transport", "R-09")]
+        assert "allow_plain_transport" in errors[0].message
+        raw["allow_plain_transport"] = True
+        errors, warnings = check(raw, sbcs)
+        assert errors == [] and [(w.path, w.rule) for w in warnings] == [("acg_transport", "R-09")]
 
 
 @pytest.mark.parametrize("key", sorted(ROUTING_LIMITS))
