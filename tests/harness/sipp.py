@@ -118,6 +118,8 @@ def parse_message_log(path: Path) -> list[Message]:
 
 class _Sipp:
     def __init__(self, name: str, workdir: Path) -> None:
+        # Message tracing costs SIPp most of its throughput; the bench turns it off.
+        self.trace = True
         self.name = name
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -129,8 +131,9 @@ class _Sipp:
 
     def _spawn(self, args: list[str]) -> None:
         with open(self.output, "ab") as out:
-            self.proc = subprocess.Popen([SIPP, *args, "-nostdin", "-trace_msg", "-message_file", str(self.message_log),
-                                          "-trace_err", "-error_file", str(self.error_file)],
+            trace = ["-trace_msg", "-message_file", str(self.message_log)] if self.trace else []
+            self.proc = subprocess.Popen([SIPP, *args, "-nostdin", *trace, "-trace_err", "-error_file",
+                                          str(self.error_file)],
                                          stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                          cwd=str(self.workdir), start_new_session=True)
 
@@ -179,16 +182,17 @@ class SippPeer(_Sipp):
         while time.monotonic() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
                 raise RuntimeError("sipp peer %s exited: %s" % (self.name, self.output.read_text(errors="replace")[-2000:]))
-            if _listening(self.address, self.port, self.transport):
+            if self.proc is not None and _listening(self.address, self.port, self.transport, self.proc.pid):
                 return self
             time.sleep(0.05)
         raise RuntimeError("sipp peer %s not listening on %s:%d" % (self.name, self.address, self.port))
 
 
-def _listening(address: str, port: int, transport: str) -> bool:
-    out = subprocess.run(["ss", "-H", "-l", "-n", "-u" if transport == "udp" else "-t", "src", "%s:%d" % (address, port)],
-                         capture_output=True, text=True, timeout=5, check=False).stdout
-    return bool(out.strip())
+def _listening(address: str, port: int, transport: str, pid: int) -> bool:
+    """True once *this* process listens there (a leftover process on the address must not count)."""
+    out = subprocess.run(["ss", "-H", "-l", "-n", "-p", "-u" if transport == "udp" else "-t", "src",
+                          "%s:%d" % (address, port)], capture_output=True, text=True, timeout=5, check=False).stdout
+    return ("pid=%d," % pid) in out
 
 
 @dataclasses.dataclass
