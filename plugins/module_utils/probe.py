@@ -468,7 +468,7 @@ def _exchange(conn: t.Union[socket.socket, ssl.SSLSocket], target: PeerTarget, s
                 # Duplicates already in hand are counted; we never wait for more (bounded wall time).
                 if stream and buffer.strip(b"\r\n"):
                     try:
-                        more, _ = sip.split_stream(buffer)
+                        more = sip.split_stream(buffer)[0]
                     except sip.SipParseError:
                         more = []
                     for message in more:
@@ -912,7 +912,7 @@ def run_probe(plan: t.Mapping[str, t.Any], settings: ProbeSettings, host: t.Opti
             ttl_future = pool.submit(_provisioning_ttl, api, settings)
         resolved = [f.result() for f in dns_futures]
         dns_ms = _ms(started)
-        targets = [tgt for _, tgts in resolved for tgt in tgts]
+        targets = [tgt for _dns, tgts in resolved for tgt in tgts]
         probe_start = time.monotonic()
         contexts = TlsContexts(settings)
         peer_results = list(pool.map(lambda tgt: probe_peer(tgt, settings, contexts), targets))

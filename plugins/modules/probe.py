@@ -317,8 +317,9 @@ def main():
         except OSError as exc:
             module.fail_json(msg="cannot write the report: %s" % exc, **result)
     if report["verdict"] == "fail" and params["fail_on_verdict"]:
-        module.fail_json(msg="probe of site %s/%s failed:\n%s" % (report["deployment"], report["site"],
-                                                                   "\n".join(summary)), **result)
+        lines = "\n".join(summary)
+        module.fail_json(msg="probe of site %s/%s failed:\n%s" % (report["deployment"], report["site"], lines),
+                         **result)
     if report["verdict"] == "warn":
         for reason in report["reasons"]:
             module.warn(reason)
