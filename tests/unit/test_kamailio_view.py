@@ -30,7 +30,8 @@ DOMAIN = "acg.example.test"
 
 def _plan(transport: str = "udp", resolved: t.Optional[dict[str, t.Any]] = None) -> dict[str, t.Any]:
     raw = {"name": "d", "type": "production", "base_domain": DOMAIN, "management_region": "West Europe",
-           "allow_non_public_ranges": True, "acg_transport": transport,
+           "allow_non_public_ranges": True, "allow_plain_transport": True,
+           "acg_transport": transport,
            "service_regions": [
                {"name": "region1", "azure_region": "westeurope", "hostname": "pstn-region1." + DOMAIN,
                 "ip_ranges": ["198.51.100.0/28"]},
