@@ -93,6 +93,7 @@ def test_in_sync_then_drift_then_stale(lab: AcgLab, peers: dict[str, SippPeer]) 
     lab.dns.set_records(srv=srv, a=a, ttl=60)
     try:
         report = run(lab)
+        print("\n".join(summary_lines(report)))  # shown with pytest -s
         sbc = report["sbc_view"]
         assert [m["peer"] for m in sbc["missing"]] == ["udp %s:5060 (region1-sip4.%s)" % (NEW, TOPO.domain)]
         assert [e["address"] for e in sbc["extra"]] == [R1[1]]

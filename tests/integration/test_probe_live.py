@@ -46,7 +46,8 @@ TIMEOUT_S = 2.0
 def production(transport: str = "tls") -> dict[str, t.Any]:
     return {
         "name": "p150", "type": "production", "base_domain": BASE, "management_region": "West Europe",
-        "allow_non_public_ranges": True, "acg_transport": transport,
+        "allow_non_public_ranges": True, "allow_plain_transport": True,
+        "acg_transport": transport,
         "service_regions": [
             {"name": "region1", "azure_region": "westeurope", "hostname": HOST1, "ip_ranges": ["127.0.150.0/28"]},
             {"name": "region2", "azure_region": "northeurope", "hostname": HOST2, "ip_ranges": ["127.0.151.0/28"]},
