@@ -8,14 +8,14 @@ module: routing_plan
 short_description: Build the platform-neutral ACG routing plan of every operator site
 version_added: 0.1.0
 description:
-  - Validates the ACG deployments found in O(hosts) and, when they are valid, builds one routing plan per site:
+  - Validates the ACG deployments found in O(hosts) and, when they are valid, builds one routing plan per site, made of
     ordered trunk groups (local region first), SRV names, TLS, OPTIONS monitoring, retry policy, ACL, MCP,
     emergency exclusions and SIP size limits. The plan is the single source of truth for every renderer and the probe;
     its schema is documented in C(docs/routing-plan.md).
   - With O(resolved) (the RV(commsgw.routing.srv_audit#module:answers) of the SRV audit) the trunk groups also list their peers.
   - Fails, building nothing, when any deployment has a validation error.
   - Runs on the controller; makes no change.
-author: commsgw.routing contributors
+author: commsgw.routing contributors (@commsgw)
 options:
   hosts:
     description: Host name to that host's commsgw variables, as returned by the P(commsgw.routing.sbc_facts#filter) filter.
@@ -33,8 +33,10 @@ options:
     default: {}
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 """
 

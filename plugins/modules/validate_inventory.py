@@ -13,7 +13,7 @@ description:
     expected, and cites the requirement id (R-xx) it enforces.
   - Errors fail the task; warnings (advice) are returned apart and only fail it with O(fail_on_warnings).
   - Runs on the controller; makes no change.
-author: commsgw.routing contributors
+author: commsgw.routing contributors (@commsgw)
 options:
   hosts:
     description:
@@ -32,8 +32,10 @@ options:
     default: false
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 """
 
