@@ -71,8 +71,9 @@ options:
     type: str
   allowed_transports:
     description:
-      - Transports the probe may use. TLS always; the plan's UDP/TCP transport is added automatically for lab
-        deployments. A target whose transport is not allowed fails with C(transport_not_allowed).
+      - Transports the probe may use. TLS always; the plan's own transport is added automatically (validation
+        admits plain UDP/TCP only where the deployment sets C(allow_plain_transport)). A target whose transport is
+        not allowed fails with C(transport_not_allowed).
     type: list
     elements: str
     choices: [tls, tcp, udp]
@@ -240,11 +241,11 @@ def _platform(params, plan):
 
 def _transports(params, plan):
     allowed = list(params["allowed_transports"])
-    if plan.get("deployment", {}).get("type") == "lab":
-        # Labs may run plain UDP/TCP (validation refuses it in production, R-09).
-        for group in plan.get("trunk_groups") or []:
-            if group.get("transport") not in allowed:
-                allowed.append(group["transport"])
+    # The plan's transport passed validation, which admits plain UDP/TCP only where the deployment
+    # explicitly allows it (allow_plain_transport, R-09): probe the way the SBC will talk.
+    for group in plan.get("trunk_groups") or []:
+        if group.get("transport") not in allowed:
+            allowed.append(group["transport"])
     return tuple(allowed)
 
 

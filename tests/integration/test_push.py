@@ -73,6 +73,7 @@ def _inventory(tmp: Path, dns_address: str) -> Path:
         "kamailio_work_dir": str(live / "work"),
         "kamailio_refresher": False,  # tests/integration/test_refresher.py covers it
         "commsgw_dns_nameservers": [dns_address],
+        "commsgw_onboard_probe": False,  # no ACG peers run here; tests/integration/test_probe_*.py prove the probe
     }))
     return inv / "hosts.yml"
 
