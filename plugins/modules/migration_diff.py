@@ -1,0 +1,207 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: migration_diff
+short_description: Compare what a Kamailio SBC runs now with a newly rendered configuration, semantically and textually
+version_added: 0.1.0
+description:
+  - Reads the SBC's deployed configuration from O(config_dir) (C(commsgw-srv.json), C(dispatcher.list),
+    C(address.list), C(tls.cfg)) and compares it with the newly rendered O(files) of the new routing O(plan).
+  - "The semantic difference names: deployment type changes (lab to production), pairing changes (the site's
+    local region), regions added and removed, each region's hostname and SRV name, /28 ranges added and removed,
+    SRV targets gained and lost, ACL ranges added and removed and certificate changes (path or content of the
+    certificate named in C(tls.cfg))."
+  - Also returns the unified diff of each rendered file against the deployed one, and the plan of the in-flight
+    step of a migration (RV(transition_plan)) in which old and new peers and old and new ACL ranges are all in
+    service, so that a rollout never cuts traffic (see docs/migration.md).
+  - Only reads; the result is the same in check mode.
+author: commsgw.routing contributors (@commsgw)
+options:
+  config_dir:
+    description: The SBC's live configuration directory.
+    type: path
+    required: true
+  files:
+    description: The newly rendered files (name to content), from the commsgw.routing.kamailio_files filter.
+    type: dict
+    required: true
+  plan:
+    description: The new routing plan of this host's site (RV(commsgw.routing.routing_plan#module:host_plans)).
+    type: dict
+    required: true
+  site:
+    description: Label for the summary lines (normally the inventory host name).
+    type: str
+    default: ""
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    description: Returns the textual diff of each changed file in Ansible's diff format.
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: Show what a region migration changes on this SBC
+  commsgw.routing.migration_diff:
+    config_dir: /etc/kamailio
+    files: "{{ kamailio_files }}"
+    plan: "{{ commsgw_plans.host_plans[inventory_hostname] }}"
+    site: "{{ inventory_hostname }}"
+  register: migration
+
+- name: Print it
+  ansible.builtin.debug:
+    msg: "{{ migration.summary }}"
+"""
+
+RETURN = r"""
+onboarded:
+  description: False when O(config_dir) holds no commsgw.routing configuration yet.
+  returned: always
+  type: bool
+pending:
+  description: True when any rendered file differs from the deployed one.
+  returned: always
+  type: bool
+semantic:
+  description:
+    - The semantic difference. Keys C(type), C(pairing), C(deployment), C(transport) (each null or
+      C(before)/C(after)), C(regions_added), C(regions_removed), C(regions) (per changed region C(hostname),
+      C(srv_name), C(role), C(ranges_added), C(ranges_removed), C(targets_gained), C(targets_lost)),
+      C(acl) (C(added), C(removed)), C(tls) and C(changes).
+  returned: always
+  type: dict
+summary:
+  description: The semantic difference as one line per fact.
+  returned: always
+  type: list
+  elements: str
+file_diffs:
+  description: Unified diff per changed file name.
+  returned: always
+  type: dict
+changed_files:
+  description: Names of the rendered files that differ from the deployed ones.
+  returned: always
+  type: list
+  elements: str
+current:
+  description: The routing facts read back from the deployed files (null when none).
+  returned: always
+  type: dict
+needs_transition:
+  description: True when going straight to the new configuration would drop a peer or an ACL range in use now.
+  returned: always
+  type: bool
+transition_plan:
+  description: The new plan widened by the old peers and ACL ranges (the in-flight step).
+  returned: always
+  type: dict
+new_peers:
+  description: C(address:port) of the new plan's peers the SBC does not have yet (the ones the gate proves).
+  returned: always
+  type: list
+  elements: str
+dropped_peers:
+  description: C(address:port) of the peers the SBC has now and the new plan drops.
+  returned: always
+  type: list
+  elements: str
+problems:
+  description: Reasons the new plan must not be rolled out (e.g. a trunk group without peers).
+  returned: always
+  type: list
+  elements: str
+latest_backup:
+  description: The newest backup directory under C(<config_dir>/.commsgw-backups), empty when none.
+  returned: always
+  type: str
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils import migration
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (PermissionError, UnicodeDecodeError):
+        return None
+
+
+def _certificates(*file_sets):
+    """PEM text of every certificate path the old and new tls.cfg name (unreadable: None)."""
+    paths = set()
+    for files in file_sets:
+        if files.get("tls.cfg"):
+            cert = migration.parse_tls_cfg(files["tls.cfg"]).get("certificate")
+            if cert:
+                paths.add(cert)
+    return {path: _read(path) for path in paths}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "config_dir": {"type": "path", "required": True},
+            "files": {"type": "dict", "required": True},
+            "plan": {"type": "dict", "required": True},
+            "site": {"type": "str", "default": ""},
+        },
+        supports_check_mode=True,
+    )
+    params = module.params
+    config_dir = params["config_dir"]
+    new_files = {str(k): str(v) for k, v in params["files"].items()}
+    names = sorted(set(new_files) | set(migration.STATE_FILES))
+    current_files = {name: _read(os.path.join(config_dir, name)) for name in names}
+    certificates = _certificates(current_files, new_files)
+    try:
+        current = migration.state_from_files(current_files, certificates)
+        new = migration.state_from_files(new_files, certificates)
+    except migration.MigrationError as exc:
+        module.fail_json(msg="cannot read the configuration back: %s" % exc)
+    if new is None:
+        module.fail_json(msg="the rendered files hold no commsgw-srv.json: render them with "
+                             "commsgw.routing.kamailio_files")
+    plan = params["plan"]
+    semantic = migration.semantic_diff(current, new)
+    diffs = migration.file_diffs(current_files, new_files, config_dir)
+    backups = os.path.join(config_dir, ".commsgw-backups")
+    latest = ""
+    if os.path.isdir(backups):
+        entries = sorted(e for e in os.listdir(backups) if not e.startswith("."))
+        latest = os.path.join(backups, entries[-1]) if entries else ""
+    result = {
+        "changed": False,
+        "onboarded": current is not None,
+        "pending": bool(diffs),
+        "semantic": semantic,
+        "summary": migration.summary_lines(semantic, params["site"]),
+        "file_diffs": diffs,
+        "changed_files": sorted(diffs),
+        "current": current,
+        "needs_transition": migration.needs_transition(plan, current),
+        "transition_plan": migration.transition_plan(plan, current),
+        "new_peers": migration.new_peer_addresses(plan, current),
+        "dropped_peers": migration.dropped_peer_addresses(plan, current),
+        "problems": migration.preflight(plan),
+        "latest_backup": latest,
+    }
+    if module._diff:
+        result["diff"] = [{"before_header": os.path.join(config_dir, n), "after_header": os.path.join(config_dir, n),
+                           "before": current_files.get(n) or "", "after": new_files[n]} for n in sorted(diffs)]
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

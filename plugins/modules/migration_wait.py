@@ -1,0 +1,142 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+module: migration_wait
+short_description: Wait until a running Kamailio sees the given ACG peers healthy (dispatcher state over jsonrpc)
+version_added: 0.1.0
+description:
+  - Polls the C(dispatcher.list) jsonrpc of the running Kamailio until every peer in O(required) is in the
+    running peer list and active (answers its OPTIONS pings), and no peer of O(absent) is still there.
+  - A peer Kamailio has just loaded starts out active before it was ever pinged, so the check only counts
+    once O(min_observe_s) seconds have passed since the call; set it to at least the health window of the plan
+    (OPTIONS interval times failure threshold) plus one interval, so an unreachable peer has been marked
+    inactive by then.
+  - Bounded; fails after O(timeout_s) seconds, naming the peers that are missing, unhealthy or lingering.
+author: commsgw.routing contributors (@commsgw)
+options:
+  config_dir:
+    description: The live configuration directory; its kamailio.cfg names the jsonrpcs endpoints.
+    type: path
+    default: /etc/kamailio
+  run_dir:
+    description: The run directory holding the jsonrpcs socket/FIFO.
+    type: path
+    default: /run/kamailio
+  required:
+    description: C(address:port) of the peers that must be active.
+    type: list
+    elements: str
+    default: []
+  absent:
+    description: C(address:port) of the peers that must no longer be in the running list.
+    type: list
+    elements: str
+    default: []
+  min_observe_s:
+    description: Seconds to watch before a healthy reading counts.
+    type: float
+    default: 6
+  timeout_s:
+    description: Seconds to wait in total.
+    type: float
+    default: 60
+  poll_s:
+    description: Seconds between two readings.
+    type: float
+    default: 0.5
+attributes:
+  check_mode:
+    description: Only reads; in check mode nothing is waited for (the peers of a change not made are not loaded).
+    support: full
+  diff_mode:
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Wait until the new region 2 peers answer their pings
+  commsgw.routing.migration_wait:
+    config_dir: /etc/kamailio
+    run_dir: /run/kamailio
+    required: ["20.82.160.37:5061", "20.82.160.38:5061"]
+    min_observe_s: 12
+    timeout_s: 60
+"""
+
+RETURN = r"""
+seconds:
+  description: Seconds waited.
+  returned: always
+  type: float
+health:
+  description: The last reading (C(active), C(missing), C(unhealthy), C(lingering), C(ok), C(peer_count)).
+  returned: always
+  type: dict
+states:
+  description: C(address:port) to dispatcher flags at the last reading.
+  returned: always
+  type: dict
+"""
+
+import os
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils import migration
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
+    JsonRpc, RpcError, rpc_endpoints)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "config_dir": {"type": "path", "default": "/etc/kamailio"},
+            "run_dir": {"type": "path", "default": "/run/kamailio"},
+            "required": {"type": "list", "elements": "str", "default": []},
+            "absent": {"type": "list", "elements": "str", "default": []},
+            "min_observe_s": {"type": "float", "default": 6.0},
+            "timeout_s": {"type": "float", "default": 60.0},
+            "poll_s": {"type": "float", "default": 0.5},
+        },
+        supports_check_mode=True,
+    )
+    params = module.params
+    result = {"changed": False, "seconds": 0.0, "health": {}, "states": {}}
+    if module.check_mode:
+        module.exit_json(msg="check mode: nothing loaded, nothing to wait for", **result)
+    if params["timeout_s"] < params["min_observe_s"]:
+        module.fail_json(msg="timeout_s must be at least min_observe_s", **result)
+    try:
+        with open(os.path.join(params["config_dir"], "kamailio.cfg"), encoding="utf-8") as handle:
+            cfg = handle.read()
+    except OSError as exc:
+        module.fail_json(msg="cannot read kamailio.cfg: %s" % exc, **result)
+    rpc = JsonRpc(rpc_endpoints(cfg, params["run_dir"]), timeout_s=3.0)
+    started = time.monotonic()
+    last_error = ""
+    # Bounded: at most timeout_s / poll_s readings.
+    while True:
+        elapsed = time.monotonic() - started
+        try:
+            states = migration.dispatcher_states(rpc.call("dispatcher.list"))
+            health = migration.peer_health(states, params["required"], params["absent"])
+            result.update(states=states, health=health)
+            last_error = ""
+            if health["ok"] and elapsed >= params["min_observe_s"]:
+                break
+        except (RpcError, migration.MigrationError, OSError) as exc:
+            last_error = str(exc)
+        if elapsed >= params["timeout_s"]:
+            health = result["health"]
+            module.fail_json(msg="peers not healthy after %.0f s: missing %s, unhealthy %s, still present %s%s" % (
+                elapsed, health.get("missing", params["required"]), health.get("unhealthy", []),
+                health.get("lingering", []), ("; last error: " + last_error) if last_error else ""), **result)
+        time.sleep(params["poll_s"])
+    result["seconds"] = round(time.monotonic() - started, 2)
+    module.exit_json(msg="%d peer(s) active after %.1f s" % (len(params["required"]), result["seconds"]), **result)
+
+
+if __name__ == "__main__":
+    main()
