@@ -1,0 +1,261 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Region migration logic (module_utils.migration) on files rendered by the real renderer from real plans.
+
+Both sides of every diff are rendered configurations, exactly what the SBC holds and what the
+playbook would push: region 2 migrated to a new hostname and /28, a site re-paired to the other
+region, a lab deployment that becomes production, a changed certificate; plus the in-flight plan
+(old and new peers, old and new ranges, never an empty peer list) and the gate's peer-health reading.
+"""
+
+from __future__ import annotations
+
+import copy
+import typing as t
+
+import pytest
+
+from ansible_collections.commsgw.routing.plugins.module_utils import migration
+from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
+from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
+from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
+from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
+
+DOMAIN = "a1b2c3d4e5f6g7h8.commsgw.azure.com"
+R1, R2, R2_NEW = "20.61.48.16/28", "20.82.160.32/28", "20.82.170.48/28"
+# SRV name -> [(priority, weight, target, address)]
+PEERS = {
+    "pstn-region1": [(10, 50, "r1a", "20.61.48.17"), (10, 50, "r1b", "20.61.48.18")],
+    "pstn-region2": [(10, 50, "r2a", "20.82.160.33"), (10, 50, "r2b", "20.82.160.34")],
+    "pstn-region2-new": [(10, 50, "r2na", "20.82.170.49"), (10, 50, "r2nb", "20.82.170.50")],
+}
+SETTINGS = {"acg_listen": {"address": "198.51.100.10"}, "core_listen": {"address": "10.0.0.10"},
+            "core_next_hop": "10.0.0.1:5060", "config_dir": "/etc/kamailio", "run_dir": "/run/kamailio"}
+TLS = {"certificate": "/etc/kamailio/tls/sbc.crt", "private_key": "/etc/kamailio/tls/sbc.key",
+       "ca_bundle": "/etc/kamailio/tls/acg-ca.pem"}
+
+
+def _region(name: str, azure: str, host: str, ranges: list[str]) -> dict[str, t.Any]:
+    return {"name": name, "azure_region": azure, "hostname": "%s.%s" % (host, DOMAIN), "ip_ranges": ranges}
+
+
+def _production(region2_host: str = "pstn-region2", region2_ranges: t.Optional[list[str]] = None,
+                pairing: tuple[str, str] = ("region1", "region2")) -> dict[str, t.Any]:
+    return {"name": "contoso", "type": "production", "base_domain": DOMAIN, "management_region": "West Europe",
+            "service_regions": [_region("region1", "westeurope", "pstn-region1", [R1]),
+                                _region("region2", "northeurope", region2_host, region2_ranges or [R2])],
+            "sites": [{"name": "amsterdam", "service_region": pairing[0]},
+                      {"name": "dublin", "service_region": pairing[1]}]}
+
+
+def _lab() -> dict[str, t.Any]:
+    return {"name": "contoso", "type": "lab", "base_domain": DOMAIN, "management_region": "West Europe",
+            "service_regions": [_region("region1", "westeurope", "pstn-region1", [R1])],
+            "sites": [{"name": "amsterdam", "service_region": "region1"}]}
+
+
+def _resolved() -> dict[str, t.Any]:
+    answers = {}
+    for host, peers in PEERS.items():
+        name = "_sip._tls.%s.%s" % (host, DOMAIN)
+        answers[name] = {"name": name, "ttl": 60, "targets": [
+            {"priority": p, "weight": w, "port": 5061, "target": "%s.%s" % (tgt, DOMAIN), "addresses": [a]}
+            for p, w, tgt, a in peers]}
+    return answers
+
+
+def _plan(raw: dict[str, t.Any], site: str = "amsterdam", resolved: t.Optional[dict[str, t.Any]] = None
+          ) -> dict[str, t.Any]:
+    sbcs = [Sbc("sbc-ams-1", "amsterdam")] + ([Sbc("sbc-dub-1", "dublin")] if raw["type"] == "production" else [])
+    deployment, findings = validate_deployment(raw, sbcs)
+    assert not findings.errors, [f.render() for f in findings.errors]
+    return build_site_plan(deployment, next(s for s in deployment.sites if s.name == site),
+                           _resolved() if resolved is None else resolved)
+
+
+def _files(plan: dict[str, t.Any], tls: t.Optional[dict[str, str]] = None) -> dict[str, str]:
+    settings = dict(SETTINGS, tls=dict(tls or TLS))
+    return render_kamailio(plan, settings, "6.0.1")
+
+
+def _state(plan: dict[str, t.Any], tls: t.Optional[dict[str, str]] = None) -> dict[str, t.Any]:
+    state = migration.state_from_files(_files(plan, tls))
+    assert state is not None
+    return state
+
+
+def test_files_read_back_give_the_plan_facts() -> None:
+    plan = _plan(_production())
+    state = _state(plan)
+    expected = migration.plan_state(plan)
+    # Weights are read back as the rendered rweight (1..100, same ratios); everything else is exact.
+    for region in state["regions"].values():
+        for peer in region["peers"]:
+            peer["weight"] = 50
+    assert {k: state[k] for k in ("deployment", "site", "type", "transport", "local_region", "regions", "acl")} == \
+        {k: expected[k] for k in ("deployment", "site", "type", "transport", "local_region", "regions", "acl")}
+    assert state["tls"]["certificate"] == TLS["certificate"]
+
+
+def test_nothing_deployed_and_nothing_changed() -> None:
+    plan = _plan(_production())
+    assert migration.state_from_files({"kamailio.cfg": "x"}) is None
+    first = migration.semantic_diff(None, _state(plan))
+    assert not first["onboarded"] and first["regions_added"] == ["region1", "region2"]
+    same = migration.semantic_diff(_state(plan), _state(plan))
+    assert not same["changes"]
+    assert migration.summary_lines(same, "sbc-ams-1") == ["sbc-ams-1: no routing change"]
+    assert migration.file_diffs(_files(plan), _files(plan), "/etc/kamailio") == {}
+    assert not migration.needs_transition(plan, _state(plan))
+
+
+def test_region2_migrated_to_a_new_hostname_and_range() -> None:
+    old, new = _plan(_production()), _plan(_production("pstn-region2-new", [R2_NEW]))
+    diff = migration.semantic_diff(_state(old), _state(new))
+    assert diff["changes"] and diff["type"] is None and diff["pairing"] is None
+    assert diff["acl"] == {"added": [R2_NEW], "removed": [R2]}
+    [region] = diff["regions"]
+    assert region["region"] == "region2"
+    assert region["hostname"] == {"before": "pstn-region2." + DOMAIN, "after": "pstn-region2-new." + DOMAIN}
+    assert region["srv_name"]["after"] == "_sip._tls.pstn-region2-new." + DOMAIN
+    assert region["ranges_added"] == [R2_NEW] and region["ranges_removed"] == [R2]
+    assert region["targets_gained"] == ["r2na.%s (20.82.170.49:5061)" % DOMAIN, "r2nb.%s (20.82.170.50:5061)" % DOMAIN]
+    assert region["targets_lost"] == ["r2a.%s (20.82.160.33:5061)" % DOMAIN, "r2b.%s (20.82.160.34:5061)" % DOMAIN]
+    lines = migration.summary_lines(diff, "sbc-ams-1")
+    assert "sbc-ams-1: region region2 hostname pstn-region2.%s -> pstn-region2-new.%s" % (DOMAIN, DOMAIN) in lines
+    assert "sbc-ams-1: ACL admits %s" % R2_NEW in lines and "sbc-ams-1: ACL no longer admits %s" % R2 in lines
+    diffs = migration.file_diffs(_files(old), _files(new), "/etc/kamailio")
+    assert {"address.list", "dispatcher.list", "commsgw-srv.json"} <= set(diffs)
+    assert "-1 20.82.160.32 28 0 region2\n" in diffs["address.list"]
+    assert "+1 20.82.170.48 28 0 region2\n" in diffs["address.list"]
+
+
+def test_transition_keeps_old_and_new_peers_and_ranges() -> None:
+    old, new = _plan(_production()), _plan(_production("pstn-region2-new", [R2_NEW]))
+    current = _state(old)
+    assert migration.needs_transition(new, current)
+    flight = migration.transition_plan(new, current)
+    state = _state(flight)
+    region2 = state["regions"]["region2"]
+    assert {p["address"] for p in region2["peers"]} == {"20.82.160.33", "20.82.160.34", "20.82.170.49", "20.82.170.50"}
+    assert region2["hostname"] == "pstn-region2-new." + DOMAIN  # SNI / SRV name are the new plan's
+    assert region2["ip_ranges"] == [R2, R2_NEW]
+    assert [e["network"] for e in state["acl"]] == [R1, R2, R2_NEW]
+    # Widening only adds: every peer and every range in use now is still there.
+    widen = migration.semantic_diff(current, state)
+    assert widen["acl"]["removed"] == [] and all(r["targets_lost"] == [] for r in widen["regions"])
+    # Narrowing to the new plan drops exactly the old region-2 peers and range.
+    narrow = migration.semantic_diff(state, _state(new))
+    assert narrow["acl"] == {"added": [], "removed": [R2]}
+    assert migration.new_peer_addresses(new, current) == ["20.82.170.49:5061", "20.82.170.50:5061"]
+    assert migration.dropped_peer_addresses(new, current) == ["20.82.160.33:5061", "20.82.160.34:5061"]
+    # The plan given in is not modified.
+    assert new["trunk_groups"][1]["ip_ranges"] == [R2_NEW]
+
+
+def test_transition_over_udp_needs_no_restart() -> None:
+    """Without TLS, kamailio.cfg names no peer, range or hostname: widening and narrowing are reloads."""
+    raw_old, raw_new = _production(), _production("pstn-region2-new", [R2_NEW])
+    for raw in (raw_old, raw_new):
+        raw.update(acg_transport="udp", allow_plain_transport=True)
+    old, new = _plan(raw_old), _plan(raw_new)
+    settings = dict(SETTINGS)
+    before = render_kamailio(old, settings, "5.6.3")
+    current = migration.state_from_files(before)
+    flight = render_kamailio(migration.transition_plan(new, current), settings, "5.6.3")
+    after = render_kamailio(new, settings, "5.6.3")
+    assert before["kamailio.cfg"] == flight["kamailio.cfg"] == after["kamailio.cfg"]
+    assert before["dispatcher.list"] != flight["dispatcher.list"] != after["dispatcher.list"]
+
+
+def test_site_re_paired_to_the_other_region() -> None:
+    old = _plan(_production(), site="amsterdam")
+    new = _plan(_production(pairing=("region2", "region1")), site="amsterdam")
+    diff = migration.semantic_diff(_state(old), _state(new))
+    assert diff["pairing"] == {"before": "region1", "after": "region2"}
+    roles = {r["region"]: r["role"] for r in diff["regions"]}
+    assert roles == {"region1": {"before": "local", "after": "remote"}, "region2": {"before": "remote", "after": "local"}}
+    assert diff["acl"] == {"added": [], "removed": []}
+    assert all(r["targets_gained"] == [] and r["targets_lost"] == [] for r in diff["regions"])
+    assert "site re-paired: local region region1 -> region2" in " ".join(migration.summary_lines(diff))
+    # Same peers and ranges: going straight to the new plan drops nothing.
+    assert not migration.needs_transition(new, _state(old))
+
+
+def test_lab_deployment_becomes_production() -> None:
+    old = _plan(_lab())
+    new = _plan(_production())
+    diff = migration.semantic_diff(_state(old), _state(new))
+    assert diff["type"] == {"before": "lab", "after": "production"}
+    assert diff["regions_added"] == ["region2"] and diff["regions_removed"] == []
+    assert diff["acl"] == {"added": [R2], "removed": []}
+    [region2] = [r for r in diff["regions"] if r["region"] == "region2"]
+    assert region2["status"] == "added" and len(region2["targets_gained"]) == 2
+    lines = migration.summary_lines(diff)
+    assert "deployment type lab -> production" in lines and "region region2 added" in lines
+    assert not migration.needs_transition(new, _state(old))
+
+
+def test_changed_certificate_path_and_content() -> None:
+    plan = _plan(_production())
+    moved = dict(TLS, certificate="/etc/kamailio/tls/sbc-2027.crt")
+    diff = migration.semantic_diff(_state(plan), _state(plan, moved))
+    assert diff["tls"]["certificate"] == {"before": TLS["certificate"], "after": moved["certificate"]}
+    assert diff["changes"] and diff["regions"] == []
+    # Same path, new content: seen through the fingerprint of the file the host holds.
+    pem_a = "-----BEGIN CERTIFICATE-----\nTUlJQmFzZTY0QQ==\n-----END CERTIFICATE-----\n"
+    pem_b = "-----BEGIN CERTIFICATE-----\nTUlJQmFzZTY0Qg==\n-----END CERTIFICATE-----\n"
+    files = _files(plan)
+    old_state = migration.state_from_files(files, {TLS["certificate"]: pem_a})
+    new_state = migration.state_from_files(files, {TLS["certificate"]: pem_b})
+    content = migration.semantic_diff(old_state, new_state)["tls"]
+    assert set(content) == {"certificate_sha256"}
+    assert migration.certificate_fingerprint(pem_a) != migration.certificate_fingerprint(pem_b)
+    assert migration.certificate_fingerprint("no pem here") is None
+
+
+def test_preflight_refuses_an_empty_peer_list() -> None:
+    resolved = _resolved()
+    name = "_sip._tls.pstn-region2-new." + DOMAIN
+    resolved[name] = dict(resolved[name], targets=[dict(t, addresses=[]) for t in resolved[name]["targets"]])
+    plan = _plan(_production("pstn-region2-new", [R2_NEW]), resolved=resolved)
+    problems = migration.preflight(plan)
+    assert len(problems) == 1 and "empty peer list" in problems[0]
+    unresolved = copy.deepcopy(plan)
+    unresolved["trunk_groups"][0]["peers"] = None
+    assert any("was not resolved" in p for p in migration.preflight(unresolved))
+    assert migration.preflight(_plan(_production())) == []
+
+
+RPC = {"RECORDS": [
+    {"SET": {"ID": 101, "TARGETS": [
+        {"DEST": {"URI": "sip:20.82.170.49:5061;transport=tls", "FLAGS": "AP"}},
+        {"DEST": {"URI": "sip:20.82.170.50:5061;transport=tls", "FLAGS": "TP"}}]}},
+    {"SET": {"ID": 201, "TARGETS": {"DEST": {"URI": "sip:20.82.160.33:5061;transport=tls", "FLAGS": "IP"}}}},
+]}
+
+
+def test_peer_health_counts_only_active_peers() -> None:
+    states = migration.dispatcher_states(RPC)
+    assert states == {"20.82.170.49:5061": "AP", "20.82.170.50:5061": "TP", "20.82.160.33:5061": "IP"}
+    health = migration.peer_health(states, ["20.82.170.49:5061", "20.82.170.50:5061", "20.82.170.51:5061"],
+                                   absent=["20.82.160.33:5061"])
+    assert not health["ok"]
+    assert health["active"] == ["20.82.170.49:5061"]
+    assert health["unhealthy"] == ["20.82.170.50:5061 TP"]
+    assert health["missing"] == ["20.82.170.51:5061"]
+    assert health["lingering"] == ["20.82.160.33:5061"]
+    assert migration.peer_health(states, ["20.82.170.49:5061"])["ok"]
+    with pytest.raises(migration.MigrationError):
+        migration.dispatcher_states(["not", "a", "dict"])
+
+
+def test_unreadable_files_are_refused() -> None:
+    with pytest.raises(migration.MigrationError):
+        migration.state_from_files({"commsgw-srv.json": "{not json"})
+    plan = _plan(_production())
+    files = _files(plan)
+    files["dispatcher.list"] += "999 sip:192.0.2.1:5061 8 65525 rweight=1\n"
+    with pytest.raises(migration.MigrationError, match="set 999"):
+        migration.state_from_files(files)
