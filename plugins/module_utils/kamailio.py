@@ -27,6 +27,12 @@ import typing as t
 
 DS_ALG_RELATIVE_WEIGHT = 11
 DS_FLAG_PROBING = 8  # dispatcher "probing" flag: only ACG peers get it (ds_probing_mode 3)
+# MCP (R-18..R-20, docs/mcp.md): MCP targets are dispatcher rows *without* the probing flag, so they are
+# never sent OPTIONS (R-19); set ids 1000 + record order * 100 + tier (1101, 1102, 1201...).
+MCP_SET_BASE = 1000
+MCP_FLAGS = 0
+MCP_HOLD_TABLE = "commsgw_mcp_hold"
+MCP_REJECT_REASON = "MCP Unavailable"
 ACL_GROUP = 1
 # tls_threads_mode (the cure for 5.6's OpenSSL 3 memory corruption) exists from 5.7.5 on.
 TLS_FIXED_VERSION = (5, 7, 5)
@@ -78,11 +84,12 @@ def _socket(proto: str, address: str, port: int) -> str:
     return "%s:%s:%d" % (proto, address, port)
 
 
-def dispatcher_sets(trunk_groups: t.Sequence[t.Mapping[str, t.Any]], acg_socket: str, transport: str
-                    ) -> list[dict[str, t.Any]]:
+def dispatcher_sets(trunk_groups: t.Sequence[t.Mapping[str, t.Any]], acg_socket: str, transport: str,
+                    flags: int = DS_FLAG_PROBING, id_base: int = 0) -> list[dict[str, t.Any]]:
     """The dispatcher sets of the plan's trunk groups, in failover order.
 
     Also used by the SRV refresher with freshly resolved peers, so both produce identical rows.
+    ``flags``/``id_base`` differ for MCP records only (``mcp_dispatcher_sets``).
     """
     sets: list[dict[str, t.Any]] = []
     for group in sorted(trunk_groups, key=lambda g: g["order"]):
@@ -108,7 +115,7 @@ def dispatcher_sets(trunk_groups: t.Sequence[t.Mapping[str, t.Any]], acg_socket:
                             group["srv_name"], peer["target"], address, ", ".join(group["ip_ranges"])))
                     destinations.append({
                         "uri": "sip:%s:%d;transport=%s" % (address, int(peer["port"]), transport),
-                        "flags": DS_FLAG_PROBING,
+                        "flags": flags,
                         "priority": 65535 - priority,
                         "rweight": rweight,
                         "attrs": "rweight=%d;socket=%s;target=%s" % (rweight, acg_socket, peer["target"]),
@@ -119,7 +126,7 @@ def dispatcher_sets(trunk_groups: t.Sequence[t.Mapping[str, t.Any]], acg_socket:
                         "srv_weight": int(peer["weight"]),
                     })
             sets.append({
-                "id": int(group["order"]) * 100 + tier_index,
+                "id": id_base + int(group["order"]) * 100 + tier_index,
                 "group_order": int(group["order"]),
                 "role": group["role"],
                 "region": group["region"],
@@ -129,6 +136,21 @@ def dispatcher_sets(trunk_groups: t.Sequence[t.Mapping[str, t.Any]], acg_socket:
                 "destinations": destinations,
             })
     return sets
+
+
+def mcp_dispatcher_sets(records: t.Sequence[t.Mapping[str, t.Any]], acg_socket: str, transport: str
+                        ) -> list[dict[str, t.Any]]:
+    """Dispatcher sets of the plan's MCP records: no probing flag (R-19), set ids from MCP_SET_BASE.
+
+    ``records`` carry ``ip_ranges`` (every /28 of the deployment: an MCP record also lists the other
+    region's MCP, R-18); the refresher calls this with fresh answers, so both write identical rows.
+    """
+    return dispatcher_sets(records, acg_socket, transport, flags=MCP_FLAGS, id_base=MCP_SET_BASE)
+
+
+def all_dispatcher_sets(view: t.Mapping[str, t.Any]) -> list[dict[str, t.Any]]:
+    """Every row of dispatcher.list: the ACG trunk groups' sets, then the MCP sets (if any)."""
+    return list(view["dispatcher"]["sets"]) + list((view.get("mcp") or {}).get("sets") or [])
 
 
 def dispatcher_list_text(sets: t.Sequence[t.Mapping[str, t.Any]]) -> str:
@@ -163,6 +185,86 @@ def _emergency_regex(dial_strings: t.Sequence[str]) -> t.Optional[str]:
     if not cleaned:
         return None
     return "^\\+?(%s)$" % "|".join(re.escape(s) for s in cleaned)
+
+
+def _mcp_records(plan: t.Mapping[str, t.Any]) -> list[dict[str, t.Any]]:
+    """The plan's MCP records as dispatcher_sets reads them (every record must be resolved)."""
+    mcp = plan.get("mcp") or {}
+    ranges = [e["network"] for e in plan["acl"]["ranges"]]
+    records = []
+    for record in sorted(mcp.get("records") or [], key=lambda r: r["order"]):
+        if record.get("peers") is None:
+            raise KamailioViewError("MCP record %s (%s): SRV record %s was not resolved; render needs resolved "
+                                    "peers" % (record["order"], record["region"], record["srv_name"]))
+        records.append(dict(record, ip_ranges=list(ranges)))
+    return records
+
+
+def _next_hop_uri(value: str, transport: str) -> str:
+    host, _, port = value.partition(":")
+    return "sip:%s:%d;transport=%s" % (host.lower(), int(port or 5060), transport)
+
+
+def mcp_view(plan: t.Mapping[str, t.Any], acg_socket: str, transport: str, core: t.Mapping[str, t.Any],
+             core_socket: str) -> t.Optional[dict[str, t.Any]]:
+    """What the MCP templates spell out (templates/kamailio/mcp_*.cfg.j2); None without MCP.
+
+    Every decision is the plan's: which record a request uses (``record_selection``), the 5xx policy,
+    what happens when no target is left, the hold-down. This only maps them to set ids and URIs.
+    """
+    mcp = plan.get("mcp")
+    if not mcp:
+        return None
+    if mcp.get("record_selection") != "named_hostname_else_local":
+        raise KamailioViewError("MCP record selection %r is not supported" % mcp.get("record_selection"))
+    records = _mcp_records(plan)
+    sets = mcp_dispatcher_sets(records, acg_socket, transport)
+    if not any(s["destinations"] for s in sets):
+        raise KamailioViewError("no MCP record has any target: nothing to send MCP requests to")
+    by_order: dict[int, list[dict[str, t.Any]]] = {}
+    for ds_set in sets:
+        by_order.setdefault(int(ds_set["group_order"]), []).append(ds_set)
+    view_records = []
+    for record in records:
+        own = [s for s in by_order.get(int(record["order"]), []) if s["destinations"]]
+        view_records.append({
+            "order": int(record["order"]), "role": record["role"], "region": record["region"],
+            "hostname": record["hostname"],
+            # Serial order inside the record: its SRV priority tiers (own MCP first, other region lower).
+            "rules": ";".join("%d=%d" % (s["id"], DS_ALG_RELATIVE_WEIGHT) for s in own),
+            "set_ids": [s["id"] for s in own],
+        })
+    usable = [r for r in view_records if r["rules"]]
+    # "else local": the local record (order 1); a record without targets falls back to the first usable one.
+    default = next((r for r in usable if r["role"] == "local"), usable[0])
+    for record in view_records:
+        if not record["rules"]:
+            record.update(rules=default["rules"], set_ids=list(default["set_ids"]))
+    on_all_failed = mcp["on_all_failed"]
+    needs_hop = mcp["policy_on_5xx"] == "continue" or on_all_failed == "continue"
+    if needs_hop and not mcp.get("continue_next_hop"):
+        raise KamailioViewError("MCP policy 'continue' needs mcp.continue_next_hop")
+    retry = plan["retry"]
+    return {
+        "table": MCP_HOLD_TABLE,
+        "hold_down_s": int(mcp["hold_down_s"]),
+        "sets": sets,
+        "records": view_records,
+        "default_record": default["order"],
+        "match": {name: name in mcp["match"] for name in ("route_host", "route_service", "request_uri_host")},
+        "policy": mcp["policy_on_5xx"],
+        "on_all_failed": on_all_failed,
+        "reject_code": int(mcp["reject_code"]),
+        "reject_reason": MCP_REJECT_REASON,
+        "continue": ({"uri": _next_hop_uri(mcp["continue_next_hop"], core["transport"]), "socket": core_socket}
+                     if mcp.get("continue_next_hop") else None),
+        # Same INVITE timer as the ACG trunks: MCP is a proxy and answers 100 Trying at once.
+        "invite_fr_ms": int(retry["invite_timer_ms"]),
+        "fr_inv_ms": DEFAULT_FR_INV_TIMER_MS,
+        # Loop bound when skipping held-down targets: every destination of the largest record.
+        "max_targets": max(sum(len(s["destinations"]) for s in by_order.get(r["order"], [])) for r in view_records)
+        or 1,
+    }
 
 
 def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], version: str) -> dict[str, t.Any]:
@@ -201,8 +303,10 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
                         # The peer certificate check maps a peer address to its group by these /28s.
                         "ip_ranges": list(g.get("ip_ranges") or [])} for g in groups],
             "cipher_list": ACG_TLS12_CIPHERS,
-            # How often every peer's connection is (re)opened with SNI: the health window, at least 1 s.
-            "warm_interval_s": max(1, int(health["interval_s"]) * int(health["failure_threshold"])),
+            # How often every peer's connection is (re)opened with SNI: about the health window. The
+            # odd 337 ms keep it out of phase with the dispatcher's whole-second pings: a warm-up that
+            # starts while a ping's connection (without SNI) is being opened would just reuse it.
+            "warm_interval_ms": max(1, int(health["interval_s"]) * int(health["failure_threshold"])) * 1000 + 337,
             "verify_hostname": bool((settings["tls"] or {}).get("verify_hostname", True)),
         }
     limits = plan["limits"]
@@ -276,8 +380,8 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
             "max_request_uri_bytes": int(limits["max_request_uri_bytes"]),
             "max_contact_uri_bytes": int(limits["max_contact_uri_bytes"]),
         },
-        # MCP routing is a later addition: the hook exists, nothing is rendered while the plan has none.
-        "mcp": plan.get("mcp"),
+        # MCP (R-18..R-20): None when the plan has no MCP, and then nothing MCP is rendered at all.
+        "mcp": mcp_view(plan, acg_socket, transport, core, core_socket),
         "tls": tls,
     }
 
@@ -301,4 +405,18 @@ def srv_refresh_input(plan: t.Mapping[str, t.Any], view: t.Mapping[str, t.Any]) 
                   "srv_priority": s["srv_priority"]} for s in view["dispatcher"]["sets"]],
         "acl_ranges": [e["network"] for e in plan["acl"]["ranges"]],
         "min_ttl": min([g["srv_ttl"] for g in plan["trunk_groups"] if g["srv_ttl"] is not None] or [60]),
+        **_mcp_refresh_input(plan, view),
+    }
+
+
+def _mcp_refresh_input(plan: t.Mapping[str, t.Any], view: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+    """MCP records for the refresher (absent without MCP): rebuilt with mcp_dispatcher_sets."""
+    if not view.get("mcp"):
+        return {}
+    return {
+        "mcp_records": [{"order": r["order"], "role": r["role"], "region": r["region"], "hostname": r["hostname"],
+                         "srv_name": r["srv_name"], "ttl": r["srv_ttl"], "ip_ranges": list(r["ip_ranges"])}
+                        for r in _mcp_records(plan)],
+        "mcp_sets": [{"id": s["id"], "group_order": s["group_order"], "srv_name": s["srv_name"],
+                      "srv_priority": s["srv_priority"]} for s in view["mcp"]["sets"]],
     }
