@@ -311,8 +311,8 @@ def summary_lines(diff: t.Mapping[str, t.Any], site: str = "") -> list[str]:
             lines.append("%sregion %s %s" % (prefix, name, region["status"]))
         for key in ("hostname", "srv_name", "role"):
             if region[key] and region["status"] == "kept":
-                lines.append("%sregion %s %s %s -> %s" % (prefix, name, key, region[key]["before"],
-                                                         region[key]["after"]))
+                change = region[key]
+                lines.append("%sregion %s %s %s -> %s" % (prefix, name, key, change["before"], change["after"]))
         for key, label in (("ranges_added", "/28 added"), ("ranges_removed", "/28 removed"),
                            ("targets_gained", "SRV target gained"), ("targets_lost", "SRV target lost"),
                            ("targets_reweighted", "SRV target re-weighted")):

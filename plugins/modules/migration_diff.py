@@ -38,6 +38,7 @@ options:
     default: ""
 attributes:
   check_mode:
+    description: Only reads; the result is the same in check mode.
     support: full
   diff_mode:
     description: Returns the textual diff of each changed file in Ansible's diff format.

@@ -52,6 +52,7 @@ attributes:
     description: Only reads; in check mode nothing is waited for (the peers of a change not made are not loaded).
     support: full
   diff_mode:
+    description: Makes no change.
     support: none
 """
 
