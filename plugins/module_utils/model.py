@@ -19,6 +19,12 @@ DEPLOYMENT_TYPES = ("production", "lab")
 ACG_TRANSPORTS = ("tls", "tcp", "udp")
 PLATFORMS = ("kamailio",)
 MCP_POLICIES = ("retry", "continue")
+# How the SBC recognises a request bound for MCP (docs/mcp.md). An S-CSCF invokes MCP as an AS through
+# its iFC, whose ServerName is sips:<mcp-hostname>;transport=tcp;service=mcp: it becomes the top Route.
+MCP_MATCHES = ("route_host", "route_service", "request_uri_host")
+MCP_DEFAULT_MATCH = ("route_host", "route_service")
+# What happens when no MCP target is left to try: send the call on without ACG, or refuse it.
+MCP_ALL_FAILED = ("continue", "reject")
 
 # Defaults an experienced operator would start from; every one is overridable in the inventory.
 ROUTING_DEFAULTS: dict[str, int] = {
@@ -33,7 +39,9 @@ ROUTING_LIMITS: dict[str, tuple[int, int]] = {
     "recovery_threshold": (1, 10),
     "invite_timer_ms": (500, 32000),
 }
-MCP_DEFAULTS: dict[str, t.Any] = {"policy": "retry", "hold_down_s": 30, "continue_next_hop": None}
+# on_all_failed None: "continue" when continue_next_hop is set, else "reject" (plan.py resolves it).
+MCP_DEFAULTS: dict[str, t.Any] = {"policy": "retry", "hold_down_s": 30, "continue_next_hop": None,
+                                  "match": list(MCP_DEFAULT_MATCH), "on_all_failed": None}
 DEFAULT_EMERGENCY_DIAL_STRINGS = ("112", "911", "999")
 
 
@@ -80,6 +88,8 @@ class Mcp:
     policy: t.Any = "retry"
     hold_down_s: t.Any = 30
     continue_next_hop: t.Any = None
+    match: t.Any = dataclasses.field(default_factory=lambda: list(MCP_DEFAULT_MATCH))
+    on_all_failed: t.Any = None
 
 
 @dataclasses.dataclass
@@ -161,6 +171,8 @@ def parse_deployment(raw: t.Any, sbcs: t.Sequence[Sbc], findings: Findings) -> D
                             findings)
     deployment.routing.update(routing)
     mcp = _read_mapping(fields.get("mcp", {}), "mcp",
-                        {"policy": str, "hold_down_s": int, "continue_next_hop": str}, (), findings)
-    deployment.mcp = Mcp(**{**MCP_DEFAULTS, **mcp})
+                        {"policy": str, "hold_down_s": int, "continue_next_hop": str, "match": list,
+                         "on_all_failed": str}, (), findings)
+    # A fresh default list per deployment: plans must never share mutable state.
+    deployment.mcp = Mcp(**{**MCP_DEFAULTS, "match": list(MCP_DEFAULT_MATCH), **mcp})
     return deployment

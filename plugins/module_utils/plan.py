@@ -24,6 +24,10 @@ RETRY_CODES = (408, 503, 504)
 LIMITS = {"max_message_bytes": 10240, "max_request_uri_bytes": 256, "max_contact_uri_bytes": 256}
 PROVISIONING_API_MAX_TTL_S = 60
 PROVISIONING_API_RETRY_AFTER_S = 60
+MCP_RECORD_SELECTION = "named_hostname_else_local"
+# Reply when no MCP target is left and the call is not continued: a 5xx lets an IMS core apply the
+# iFC's default handling (session continued) itself.
+MCP_REJECT_CODE = 503
 
 
 def srv_name(hostname: str) -> str:
@@ -92,7 +96,23 @@ def _mcp(deployment: Deployment, ordered: list[tuple[str, ServiceRegion]],
         "hold_down_s": deployment.mcp.hold_down_s,
         "policy_on_5xx": deployment.mcp.policy,
         "continue_next_hop": deployment.mcp.continue_next_hop,
+        # How MCP-bound requests are recognised (docs/mcp.md): the iFC's ServerName
+        # (sips:<mcp-hostname>;...;service=mcp) arrives as the top Route header.
+        "match": list(dict.fromkeys(deployment.mcp.match)),
+        # The record used for a request: the one whose MCP hostname the request names (the iFC names the
+        # subscriber's preferred region), else the local one. Never both (R-18: no second cross-region hop).
+        "record_selection": MCP_RECORD_SELECTION,
+        # no MCP target left (all held down or all failed): continue without ACG, or refuse.
+        "on_all_failed": _mcp_all_failed(deployment),
+        "reject_code": MCP_REJECT_CODE,
     }
+
+
+def _mcp_all_failed(deployment: Deployment) -> str:
+    if deployment.mcp.on_all_failed is not None:
+        return str(deployment.mcp.on_all_failed)
+    # Default: continue when there is somewhere to continue to, else a clear error.
+    return "continue" if deployment.mcp.continue_next_hop else "reject"
 
 
 def build_site_plan(deployment: Deployment, site: Site,

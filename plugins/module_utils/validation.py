@@ -16,8 +16,8 @@ import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.model import (
-    ACG_TRANSPORTS, DEPLOYMENT_TYPES, MCP_POLICIES, PLATFORMS, ROUTING_LIMITS, Deployment, Sbc,
-    parse_deployment)
+    ACG_TRANSPORTS, DEPLOYMENT_TYPES, MCP_ALL_FAILED, MCP_MATCHES, MCP_POLICIES, PLATFORMS, ROUTING_LIMITS,
+    Deployment, Sbc, parse_deployment)
 from ansible_collections.commsgw.routing.plugins.module_utils.region_catalog import RegionCatalog, load_catalog
 
 # Names end up inside generated configs and file names: keep them to a safe alphabet.
@@ -351,6 +351,29 @@ class _Rules:
         if with_mcp and self.d.mcp.policy == "continue" and hop is None:
             self.f.error("mcp.continue_next_hop", "is missing for the 'continue' policy",
                          "where calls go without ACG, e.g. core.example.net:5060", None, "R-20")
+        self._mcp_match()
+        all_failed = self.d.mcp.on_all_failed
+        if all_failed is not None and all_failed not in MCP_ALL_FAILED:
+            self.f.error("mcp.on_all_failed", "is not an MCP all-failed action", " or ".join(MCP_ALL_FAILED),
+                         all_failed, "R-19")
+        elif with_mcp and all_failed == "continue" and hop is None and self.d.mcp.policy != "continue":
+            # (policy continue without a next hop was reported just above)
+            self.f.error("mcp.continue_next_hop", "is missing for on_all_failed: continue",
+                         "where calls go without ACG, e.g. core.example.net:5060", None, "R-19")
+
+    def _mcp_match(self) -> None:
+        """How MCP-bound requests are recognised (docs/mcp.md): a non-empty list of known criteria."""
+        match = self.d.mcp.match
+        if not isinstance(match, list):
+            return  # a wrong type was reported by the parser
+        if not match and "mcp.match" not in self.bad:
+            self.f.error("mcp.match", "is empty: no request would ever reach MCP",
+                         "one or more of: " + ", ".join(MCP_MATCHES), [], "R-18")
+        for index, value in enumerate(match):
+            if value not in MCP_MATCHES:
+                self.f.error("mcp.match[%d]" % index, "is not an MCP match criterion",
+                             "one of: " + ", ".join(MCP_MATCHES), value, "R-18")
+        self._unique((("mcp.match[%d]" % i, v) for i, v in enumerate(match) if isinstance(v, str)), "criterion")
 
     @staticmethod
     def _next_hop_ok(value: str) -> bool:
