@@ -42,11 +42,11 @@ import typing as t
 
 try:  # the collection's path first, then a plain import next to the installed script
     from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import (  # type: ignore
-        KamailioViewError, dispatcher_list_text, dispatcher_sets)
+        KamailioViewError, dispatcher_list_text, dispatcher_sets, mcp_dispatcher_sets)
     from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (  # type: ignore
         JsonRpc, RpcEndpoints, RpcError, rpc_endpoints)
 except ImportError:  # pragma: no cover - on the SBC host
-    from kamailio import KamailioViewError, dispatcher_list_text, dispatcher_sets  # type: ignore
+    from kamailio import KamailioViewError, dispatcher_list_text, dispatcher_sets, mcp_dispatcher_sets  # type: ignore
     from kamailio_runtime import JsonRpc, RpcEndpoints, RpcError, rpc_endpoints  # type: ignore
 
 try:
@@ -202,7 +202,15 @@ def group_with(group: t.Mapping[str, t.Any], answer: Answer) -> dict[str, t.Any]
 def build(spec: t.Mapping[str, t.Any], answers: t.Mapping[str, Answer]) -> tuple[list[dict[str, t.Any]], str]:
     groups = [group_with(g, answers[g["srv_name"]]) for g in spec["trunk_groups"]]
     sets = dispatcher_sets(groups, spec["acg_socket"], spec["transport"])
+    # MCP records (docs/mcp.md): their rows follow the trunk groups' and are never probed.
+    mcp = [group_with(g, answers[g["srv_name"]]) for g in spec.get("mcp_records") or []]
+    sets += mcp_dispatcher_sets(mcp, spec["acg_socket"], spec["transport"])
     return sets, dispatcher_list_text(sets)
+
+
+def records(spec: t.Mapping[str, t.Any]) -> list[t.Mapping[str, t.Any]]:
+    """Every SRV record the list is built from: trunk groups, then MCP records (when the spec has any)."""
+    return list(spec["trunk_groups"]) + list(spec.get("mcp_records") or [])
 
 
 # --- state between runs (last good answer and when to look again, per record)
@@ -278,7 +286,7 @@ def refresh(spec: t.Mapping[str, t.Any], resolve_fn: Resolve, reload_fn: Reload,
     outcome = Outcome()
     state = load_state(spec, state_dir)
     answers: dict[str, Answer] = {}
-    for group in spec["trunk_groups"]:
+    for group in records(spec):
         name = group["srv_name"]
         saved = state["records"].get(name)
         if saved:
@@ -309,7 +317,7 @@ def refresh(spec: t.Mapping[str, t.Any], resolve_fn: Resolve, reload_fn: Reload,
             if saved:
                 saved["next_due"] = now + wait
         outcome.next_due_s = min(outcome.next_due_s, wait)
-    missing = [g["srv_name"] for g in spec["trunk_groups"] if g["srv_name"] not in answers]
+    missing = [g["srv_name"] for g in records(spec) if g["srv_name"] not in answers]
     if missing:
         _fail(outcome, "no usable answer yet for %s; %s left as rendered" % (", ".join(missing),
                                                                              spec["dispatcher_list"]))
@@ -327,7 +335,7 @@ def _apply(spec: t.Mapping[str, t.Any], answers: t.Mapping[str, Answer], reload_
     except (KamailioViewError, ValueError) as exc:
         _fail(outcome, "cannot build the peer list (%s); %s left as it is" % (exc, path))
         return
-    expected_ids = sorted(int(s["id"]) for s in spec["sets"])
+    expected_ids = sorted(int(s["id"]) for s in list(spec["sets"]) + list(spec.get("mcp_sets") or []))
     new_ids = sorted(int(s["id"]) for s in sets)
     if new_ids != expected_ids:
         # kamailio.cfg routes over the rendered set ids; other ids need a re-render, not a reload.

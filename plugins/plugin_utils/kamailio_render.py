@@ -19,7 +19,7 @@ import typing as t
 import jinja2
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import (
-    KamailioViewError, address_list_text, build_view, dispatcher_list_text, srv_refresh_input)
+    KamailioViewError, address_list_text, all_dispatcher_sets, build_view, dispatcher_list_text, srv_refresh_input)
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import normalise_sbc_settings
 
 # plugins/plugin_utils/ -> collection root -> templates/kamailio
@@ -58,7 +58,8 @@ def render_kamailio(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any]
     env = _environment()
     files = {
         "kamailio.cfg": env.get_template("kamailio.cfg.j2").render(v=view),
-        "dispatcher.list": dispatcher_list_text(view["dispatcher"]["sets"]),
+        # ACG trunk-group sets, then the MCP sets (no probing flag) when the plan has MCP.
+        "dispatcher.list": dispatcher_list_text(all_dispatcher_sets(view)),
         "address.list": address_list_text(view["acl"]["rows"]),
         "commsgw-srv.json": json.dumps(srv_refresh_input(plan, view), indent=2, sort_keys=True) + "\n",
     }
