@@ -190,6 +190,10 @@ class _Relay:
         msg = _fix_content_length(rewrite_contact(msg, host, port))
         if not self.writer.is_closing():
             self.writer.write(msg)
+            code = status_code(msg)
+            if self.front.close_after_response and code is not None and code >= 200:
+                # Forces a new handshake per transaction (handshake statistics, reconnect tests).
+                self.writer.close()
 
     # towards the backend ------------------------------------------------------------------------------------
     def to_backend(self, msg: bytes) -> None:
@@ -290,7 +294,8 @@ class TlsFront:
     def __init__(self, listen: tuple[str, int], backend: t.Optional[tuple[str, int, str]], cert: t.Union[str, Path],
                  key: t.Union[str, Path], client_ca: t.Optional[t.Union[str, Path]] = None,
                  require_client_cert: bool = True, ciphers: str = DEFAULT_CIPHERS,
-                 answer_options: bool = False, answer_code: int = 200, require_sni: bool = False) -> None:
+                 answer_options: bool = False, answer_code: int = 200, require_sni: bool = False,
+                 close_after_response: bool = False) -> None:
         if backend is not None and backend[2] not in ("udp", "tcp"):
             raise ValueError("backend transport must be udp or tcp")
         if require_client_cert and client_ca is None:
@@ -305,6 +310,7 @@ class TlsFront:
         self.answer_code = answer_code
         # ACG drops TLS handshakes without SNI (acg-facts: "Missing SNI ... handshake dropped").
         self.require_sni = require_sni
+        self.close_after_response = close_after_response
         self.connections: list[Connection] = []
         self.request_log: list[tuple[float, int, str]] = []  # (time, connection id, method)
         self._lock = threading.Lock()

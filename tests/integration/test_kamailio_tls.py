@@ -59,13 +59,17 @@ def _brief(front: TlsFront) -> list[tuple[float, t.Optional[str], t.Optional[boo
 class TlsLab:
     """DNS + plan + render + Kamailio 6.0 (TLS) + one TLS front and SIPp per ACG peer."""
 
-    def __init__(self, workdir: Path, runtime: rootfs.KamailioRuntime) -> None:
+    def __init__(self, workdir: Path, runtime: rootfs.KamailioRuntime, key_type: pkimod.KeyType = "ec",
+                 tcp_workers: int = 2, close_after_response: bool = False) -> None:
         self.workdir = workdir
         self.runtime = runtime
+        self.tcp_workers = tcp_workers
+        self.close_after_response = close_after_response
         self.cfg_dir = workdir / "cfg"
         self.run_dir = workdir / "run"
         # Certificates live under the config dir: it is bind-mounted into the rootfs as is.
-        self.pki = pkimod.standard_pki(self.cfg_dir / "pki", [R1_HOST, R2_HOST], sbc_hostname=SBC_NAME)
+        self.pki = pkimod.standard_pki(self.cfg_dir / "pki", [R1_HOST, R2_HOST], sbc_hostname=SBC_NAME,
+                                       key_type=key_type)
         self.dns: t.Any = None
         self.kamailio: t.Optional[KamailioProcess] = None
         self.plan: dict[str, t.Any] = {}
@@ -78,7 +82,7 @@ class TlsLab:
             "acg_listen": {"address": TOPO.sbc_acg, "port": SBC_TLS_PORT},
             "core_listen": {"address": TOPO.sbc_core, "port": 5060, "transport": "udp"},
             "core_next_hop": "core.%s:5060" % DOMAIN,
-            "config_dir": str(self.cfg_dir), "run_dir": str(self.run_dir), "udp_workers": 2, "tcp_workers": 2,
+            "config_dir": str(self.cfg_dir), "run_dir": str(self.run_dir), "udp_workers": 2, "tcp_workers": self.tcp_workers,
             "tls": {"certificate": str(self.pki.sbc.chain), "private_key": str(self.pki.sbc.key),
                     "ca_bundle": str(self.pki.acg_ca.cert)},
         }
@@ -119,7 +123,7 @@ class TlsLab:
         self.backends[address] = backend
         self.fronts[address] = TlsFront(listen=(address, PEER_PORT), backend=(address, BACKEND_PORT, "udp"),
                                         cert=cert.chain, key=cert.key, client_ca=self.pki.operator_ca.cert,
-                                        require_sni=True).start()
+                                        require_sni=True, close_after_response=self.close_after_response).start()
 
     def stop_peer(self, address: str) -> None:
         front = self.fronts.pop(address, None)
