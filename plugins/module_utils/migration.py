@@ -36,6 +36,7 @@ import typing as t
 # listen sockets and the set ids, which commsgw-srv.json repeats).
 STATE_FILES = ("commsgw-srv.json", "dispatcher.list", "address.list", "tls.cfg")
 DS_PRIORITY_BASE = 65535  # dispatcher priority = 65535 - SRV priority (module_utils.kamailio)
+MCP_SET_BASE = 1000  # MCP dispatcher set ids start here (module_utils.kamailio)
 _PEM_RE = re.compile(r"-----BEGIN CERTIFICATE-----\s*(.*?)\s*-----END CERTIFICATE-----", re.DOTALL)
 
 
@@ -166,7 +167,20 @@ def state_from_files(files: t.Mapping[str, t.Optional[str]],
             "ip_ranges": sorted({str(r) for r in group.get("ip_ranges") or []}, key=_net_key),
             "peers": [],
         }
+    # MCP records (R-18..R-20) have dispatcher sets of their own, from MCP_SET_BASE up.
+    mcp_by_srv = {r["srv_name"]: r for r in spec.get("mcp_records") or []}
+    mcp_set_srv = {int(e["id"]): e["srv_name"] for e in spec.get("mcp_sets") or []}
+    mcp: dict[str, dict[str, t.Any]] = {}
+    for record in mcp_by_srv.values():
+        mcp[record["region"]] = {"hostname": record.get("hostname"), "srv_name": record["srv_name"], "peers": []}
     for row in parse_dispatcher_rows(files.get("dispatcher.list") or ""):
+        if row["set"] >= MCP_SET_BASE:
+            record = mcp_by_srv.get(mcp_set_srv.get(row["set"], ""))
+            if record is None:
+                raise MigrationError("dispatcher.list set %d belongs to no MCP record of commsgw-srv.json" % row["set"])
+            mcp[record["region"]]["peers"].append({"target": row["target"], "address": row["address"],
+                                                   "port": row["port"]})
+            continue
         region = set_region.get(row["set"]) or by_order.get(row["set"] // 100)
         if region not in regions:
             raise MigrationError("dispatcher.list set %d belongs to no trunk group of commsgw-srv.json" % row["set"])
@@ -195,6 +209,7 @@ def state_from_files(files: t.Mapping[str, t.Optional[str]],
         "acl": sorted(({"network": e["network"], "region": e["region"]} for e in acl),
                       key=lambda e: (_net_key(e["network"]), e["region"])),
         "tls": tls,
+        "mcp": mcp,
     }
 
 
@@ -215,7 +230,7 @@ def plan_state(plan: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
     return {"deployment": plan["deployment"]["name"], "site": plan["site"]["name"],
             "type": plan["deployment"]["type"], "transport": plan["trunk_groups"][0]["transport"],
             "acg_socket": None, "local_region": local[0] if local else None, "regions": regions,
-            "acl": [dict(e) for e in plan["acl"]["ranges"]], "tls": None}
+            "acl": [dict(e) for e in plan["acl"]["ranges"]], "tls": None, "mcp": {}}
 
 
 # --------------------------------------------------------------------------------------------
@@ -233,7 +248,7 @@ def _peer_label(peer: t.Mapping[str, t.Any]) -> str:
 def semantic_diff(old: t.Optional[t.Mapping[str, t.Any]], new: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
     """What changes between the running configuration ``old`` and ``new`` (both ``state_from_files``)."""
     if old is None:
-        return {"onboarded": False, "changes": True, "type": None, "pairing": None, "deployment": None,
+        return {"onboarded": False, "changes": True, "type": None, "mcp": [], "pairing": None, "deployment": None,
                 "transport": None, "regions_added": sorted(new["regions"]), "regions_removed": [], "regions": [],
                 "acl": {"added": [e["network"] for e in new["acl"]], "removed": []}, "tls": None}
     old_regions, new_regions = old["regions"], new["regions"]
@@ -273,8 +288,20 @@ def semantic_diff(old: t.Optional[t.Mapping[str, t.Any]], new: t.Mapping[str, t.
         tls = {key: _change(before_tls.get(key), after_tls.get(key))
                for key in ("certificate", "private_key", "ca_list", "certificate_sha256")}
         tls = {k: v for k, v in tls.items() if v is not None} or None
+    mcp = []
+    old_mcp, new_mcp = old.get("mcp") or {}, new.get("mcp") or {}
+    for name in sorted(set(old_mcp) | set(new_mcp)):
+        before = old_mcp.get(name) or {"hostname": None, "peers": []}
+        after = new_mcp.get(name) or {"hostname": None, "peers": []}
+        old_targets = {_peer_label(p) for p in before["peers"]}
+        new_targets = {_peer_label(p) for p in after["peers"]}
+        entry = {"region": name, "hostname": _change(before["hostname"], after["hostname"]),
+                 "targets_gained": sorted(new_targets - old_targets), "targets_lost": sorted(old_targets - new_targets)}
+        if entry["hostname"] or entry["targets_gained"] or entry["targets_lost"]:
+            mcp.append(entry)
     diff = {
         "onboarded": True,
+        "mcp": mcp,
         "deployment": _change(old["deployment"], new["deployment"]),
         "type": _change(old["type"], new["type"]),
         "pairing": _change(old["local_region"], new["local_region"]),
@@ -286,7 +313,8 @@ def semantic_diff(old: t.Optional[t.Mapping[str, t.Any]], new: t.Mapping[str, t.
         "tls": tls,
     }
     diff["changes"] = bool(diff["deployment"] or diff["type"] or diff["pairing"] or diff["transport"]
-                           or diff["regions"] or diff["acl"]["added"] or diff["acl"]["removed"] or diff["tls"])
+                           or diff["regions"] or diff["acl"]["added"] or diff["acl"]["removed"] or diff["tls"]
+                           or diff["mcp"])
     return diff
 
 
@@ -318,6 +346,13 @@ def summary_lines(diff: t.Mapping[str, t.Any], site: str = "") -> list[str]:
                            ("targets_reweighted", "SRV target re-weighted")):
             for value in region[key]:
                 lines.append("%sregion %s %s: %s" % (prefix, name, label, value))
+    for entry in diff.get("mcp") or []:
+        if entry["hostname"]:
+            lines.append("%sMCP region %s hostname %s -> %s" % (prefix, entry["region"], entry["hostname"]["before"],
+                                                                entry["hostname"]["after"]))
+        for key, label in (("targets_gained", "target gained"), ("targets_lost", "target lost")):
+            for value in entry[key]:
+                lines.append("%sMCP region %s %s: %s" % (prefix, entry["region"], label, value))
     for value in diff["acl"]["added"]:
         lines.append("%sACL admits %s" % (prefix, value))
     for value in diff["acl"]["removed"]:

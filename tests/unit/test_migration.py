@@ -259,3 +259,28 @@ def test_unreadable_files_are_refused() -> None:
     files["dispatcher.list"] += "999 sip:192.0.2.1:5061 8 65525 rweight=1\n"
     with pytest.raises(migration.MigrationError, match="set 999"):
         migration.state_from_files(files)
+
+
+def test_mcp_records_are_read_and_diffed() -> None:
+    def raw(mcp2: str) -> dict[str, t.Any]:
+        dep = _production()
+        dep["service_regions"][0]["mcp_hostname"] = "mcp-region1." + DOMAIN
+        dep["service_regions"][1]["mcp_hostname"] = "%s.%s" % (mcp2, DOMAIN)
+        dep["mcp"] = {"policy": "retry"}
+        return dep
+
+    resolved = _resolved()
+    for host, address in (("mcp-region1", "20.61.48.20"), ("mcp-region2", "20.82.160.40"),
+                          ("mcp-region2-new", "20.82.160.41")):
+        name = "_sip._tls.%s.%s" % (host, DOMAIN)
+        resolved[name] = {"name": name, "ttl": 60, "targets": [
+            {"priority": 10, "weight": 50, "port": 5061, "target": "%s-a.%s" % (host, DOMAIN), "addresses": [address]}]}
+    old = _state(_plan(raw("mcp-region2"), resolved=resolved))
+    new = _state(_plan(raw("mcp-region2-new"), resolved=resolved))
+    assert old["mcp"]["region2"]["peers"][0]["address"] == "20.82.160.40"
+    diff = migration.semantic_diff(old, new)
+    assert diff["changes"] and diff["regions"] == []
+    [entry] = diff["mcp"]
+    assert entry["hostname"] == {"before": "mcp-region2." + DOMAIN, "after": "mcp-region2-new." + DOMAIN}
+    assert "MCP region region2 target gained: mcp-region2-new-a.%s (20.82.160.41:5061)" % DOMAIN in \
+        migration.summary_lines(diff)
