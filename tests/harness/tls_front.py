@@ -286,9 +286,11 @@ class _Relay:
 class TlsFront:
     """Mutual-TLS SIP front on ``listen``; relays to ``backend`` = (host, port, "udp"|"tcp") or answers itself.
 
-    ``backend=None`` makes the front a minimal peer of its own: OPTIONS -> 200, INVITE -> ``answer_code``
-    (100 + final), ACK ignored, BYE -> 200. ``answer_options=True`` answers OPTIONS itself even with a
-    backend (keeps a peer "up" without a SIPp OPTIONS scenario).
+    ``backend=None`` makes the front a minimal peer of its own: OPTIONS -> 200, INVITE -> ``answer_code``,
+    ACK ignored, BYE -> 200. ``answer_options=True`` answers OPTIONS itself even with a backend (keeps
+    a peer "up" without a SIPp OPTIONS scenario). ``require_sni=True`` refuses handshakes without SNI,
+    as ACG does (``Connection.error == "NO_SNI"``). ``close_after_response=True`` closes the
+    connection after each final response it relays, so every transaction needs a new handshake.
     """
 
     def __init__(self, listen: tuple[str, int], backend: t.Optional[tuple[str, int, str]], cert: t.Union[str, Path],
