@@ -58,6 +58,7 @@ MALFORMED_REPLY = "malformed_reply"
 WRONG_TRANSACTION = "wrong_transaction"    # replies came, none for our Call-ID/branch/CSeq
 NON_2XX = "non_2xx"
 TRANSPORT_NOT_ALLOWED = "transport_not_allowed"
+MCP_UDP_UNCHECKED = "not contacted: over UDP only a SIP request could test MCP, and MCP is never sent OPTIONS"
 FAILURE_CLASSES = (DNS, CONNECT_REFUSED, CONNECT_TIMEOUT, CONNECT_ERROR, TLS_UNKNOWN_CA, TLS_HOSTNAME_MISMATCH,
                    TLS_EXPIRED, TLS_PROTOCOL, TLS_CLIENT_REJECTED, TLS_HANDSHAKE, NO_REPLY, MALFORMED_REPLY,
                    WRONG_TRANSACTION, NON_2XX, TRANSPORT_NOT_ALLOWED)
@@ -534,6 +535,11 @@ def _probe_peer(target: PeerTarget, settings: ProbeSettings, deadline: _Deadline
         result.detail = "transport %s is not allowed here (allowed: %s)" % (
             target.transport, ", ".join(settings.allowed_transports))
         return
+    if target.kind == "mcp" and target.transport == "udp":
+        # MCP never gets OPTIONS, and UDP has no handshake that could show it is there.
+        result.healthy = True
+        result.detail = MCP_UDP_UNCHECKED
+        return
     if target.transport == "udp":
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
             if settings.source_address:
@@ -845,6 +851,9 @@ def _peer_verdict(peer: PeerResult, th: Thresholds) -> None:
         verdict = _worse(verdict, WARN)
     if peer.duplicates:
         reasons.append("%d duplicate repl%s" % (peer.duplicates, "y" if peer.duplicates == 1 else "ies"))
+        verdict = _worse(verdict, WARN)
+    if peer.detail == MCP_UDP_UNCHECKED:
+        reasons.append(peer.detail)
         verdict = _worse(verdict, WARN)
     peer.verdict, peer.reasons = verdict, reasons
 

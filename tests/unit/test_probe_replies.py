@@ -11,6 +11,7 @@ classified PeerResult, never an exception, within the per-peer bound.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import socket
 import threading
@@ -204,6 +205,19 @@ def test_udp_retransmits_and_ignores_garbage() -> None:
         peer.close()
     assert result.healthy and peer.received == 2 and result.stray_replies == ["malformed:not_utf8: start line "
                                                                               "b'\\xff\\xfe' is not UTF-8"]
+
+
+def test_mcp_over_udp_is_never_sent_a_request() -> None:
+    # MCP does not answer OPTIONS; over UDP there is nothing else to send, so nothing is sent.
+    peer = DatagramPeer(lambda req, n: [response(req)])
+    try:
+        mcp = dataclasses.replace(target(peer.port, "udp"), kind="mcp")
+        result = probe.probe_peer(mcp, SETTINGS)
+        time.sleep(0.2)
+    finally:
+        peer.close()
+    assert peer.received == 0
+    assert result.healthy and result.detail == probe.MCP_UDP_UNCHECKED and result.code is None
 
 
 def test_udp_port_unreachable_is_refused() -> None:
