@@ -47,8 +47,9 @@ def lab_facts(inventory: Path, lab_dir: Path) -> dict[str, t.Any]:
     by_site = {info["site"]: host for host, info in sorted(facts["hosts"].items())}
     facts["site_a"] = {"site": sites[0]["name"], "region": sites[0]["service_region"],
                        "host": by_site.get(sites[0]["name"])}
-    facts["other_region"] = next(r["name"] for r in deployment["service_regions"]
-                                 if r["name"] != sites[0]["service_region"])
+    # None for a lab deployment (one region): there is nothing to fail over to.
+    facts["other_region"] = next((r["name"] for r in deployment["service_regions"]
+                                  if r["name"] != sites[0]["service_region"]), None)
     if facts["site_a"]["host"] is None:
         raise DemoError("no SBC host for site %s in %s" % (sites[0]["name"], inventory))
     return facts
@@ -326,6 +327,9 @@ def main(argv: t.Optional[t.Sequence[str]] = None) -> int:
             if args.phase == "before":
                 save_state(lab_dir, {})
             return step_calls(facts, lab_dir, args.phase, args.count)
+        if args.step in ("region-down", "report") and facts["other_region"] is None:
+            raise DemoError("%s has a single service region: the failover demo needs two (inventory/demo)"
+                            % args.inventory)
         if args.step == "region-down":
             return step_region_down(facts, lab_dir, facts["site_a"]["region"])
         if args.step == "report":
