@@ -37,7 +37,6 @@ files and process sizing). Every field, its default and why:
 ``options_timeout_ms``    default min(1000, options interval / 2): how long an OPTIONS probe
                           waits (the global tm fr_timer); keeps "taken out" within window + 1 s.
 ``log_level``             Kamailio ``debug`` level, default 2 (notice... errors).
-``mcp``                   reserved for the MCP route (a later issue); must be absent or null.
 """
 
 from __future__ import annotations
@@ -65,7 +64,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
 }
 _TOP_FIELDS = ("acg_listen", "core_listen", "core_next_hop", "tls", "config_dir", "run_dir", "shared_memory_mb",
                "private_memory_mb", "udp_workers", "tcp_workers", "allow_tls_on_unfixed_kamailio", "acl_action",
-               "emergency_reply_code", "size_headroom_bytes", "options_timeout_ms", "log_level", "mcp")
+               "emergency_reply_code", "size_headroom_bytes", "options_timeout_ms", "log_level")
 
 
 def _is_int(value: t.Any) -> bool:
@@ -202,8 +201,6 @@ def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Find
         findings.error(base + ".acl_action", "is not supported", " or ".join(ACL_ACTIONS), action)
         action = "reject"
     settings["acl_action"] = action
-    if top.get("mcp") is not None:
-        findings.error(base + ".mcp", "is not supported yet", "absent (MCP routing is a later addition)", top["mcp"])
     return settings
 
 
