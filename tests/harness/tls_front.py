@@ -231,8 +231,8 @@ class _Relay:
                     relay.to_tls(data)
 
             # Bound to the front's own loopback address so SIPp sees a stable source host.
-            self.udp, _ = await loop.create_datagram_endpoint(_Proto, local_addr=(self.front.listen[0], 0),
-                                                              remote_addr=(bhost, bport))
+            self.udp, _proto = await loop.create_datagram_endpoint(
+                _Proto, local_addr=(self.front.listen[0], 0), remote_addr=(bhost, bport))
         else:
             r, w = await asyncio.open_connection(bhost, bport, local_addr=(self.front.listen[0], 0))
             self.tcp_writer = w
@@ -367,7 +367,7 @@ class TlsFront:
 
     def requests(self, name: t.Optional[str] = None) -> list[str]:
         with self._lock:
-            return [m for _, _, m in self.request_log if name is None or m == name]
+            return [entry[2] for entry in self.request_log if name is None or entry[2] == name]
 
     def wait_for(self, predicate: t.Callable[["TlsFront"], bool], timeout: float = 10.0) -> bool:
         deadline = time.monotonic() + timeout

@@ -322,4 +322,3 @@ def test_sbc_tls_listener_requires_an_acg_client_certificate(lab: TlsLab) -> Non
     untrusted = tls_client(address, ca, cert=rogue.chain, key=rogue.key, sni=SBC_NAME, send=_options(source),
                            source=source)
     assert not untrusted.ok and untrusted.reply is None, untrusted
-
