@@ -725,8 +725,9 @@ def main(argv: t.Optional[t.Sequence[str]] = None) -> int:
         if args.command == "up":
             status = up(args.inventory, state_dir, args.peers, args.ttl, args.deployment, json.loads(args.extra_vars))
             print(json.dumps(status, indent=2) if args.json else format_status(status))
-            hint = "" if state_dir == DEFAULT_STATE_DIR.resolve() else " --state-dir %s" % state_dir
-            print("stop it with: scripts/acg-sim%s down" % hint, file=sys.stderr)
+            if not os.environ.get("COMMSGW_LAB_MANAGED"):  # scripts/lab stops it itself
+                hint = "" if state_dir == DEFAULT_STATE_DIR.resolve() else " --state-dir %s" % state_dir
+                print("stop it with: scripts/acg-sim%s down" % hint, file=sys.stderr)
             return 0
         if args.command == "down":
             print("stopped" if down(state_dir) else "nothing was running")
