@@ -15,7 +15,7 @@ description:
     within O(timeout) seconds, so a caller can roll back.
   - O(state=reloaded) calls the jsonrpc methods in O(reload) (for example C(dispatcher.reload)) on the
     running Kamailio; its process is not restarted.
-author: commsgw.routing contributors
+author: commsgw.routing contributors (@commsgw)
 options:
   state:
     description: Wanted state.
@@ -74,8 +74,10 @@ options:
     default: 20
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 """
 
