@@ -129,7 +129,7 @@ def read_inventory(inventory: t.Union[str, Path], extra_vars: t.Optional[t.Mappi
     if len(deployments) > 1:
         raise SimError("inventory %s holds several deployments (%s): choose one with --deployment" % (
             inventory, ", ".join(sorted(deployments))))
-    (deployment,) = deployments.values()
+    deployment = next(iter(deployments.values()))
     return {"deployment": deployment, "nameservers": nameservers, "hosts": hosts}
 
 
@@ -503,7 +503,7 @@ def serve(sim: AcgSim, state_dir: Path, ttl_s: float) -> None:
                 stopping["why"] = "lifetime of %.0f s reached" % ttl_s
                 break
             try:
-                conn, _ = server.accept()
+                conn = server.accept()[0]
             except socket.timeout:
                 continue
             except InterruptedError:
@@ -692,8 +692,8 @@ def main(argv: t.Optional[t.Sequence[str]] = None) -> int:
     p_set.add_argument("peer", help="peer address (e.g. 127.0.60.1) or SRV target name")
     p_set.add_argument("behaviour", choices=BEHAVIOURS)
     for name in ("region-down", "region-up"):
-        p_region = sub.add_parser(name, help="take every peer of a region %s" % ("down" if name.endswith("down") else
-                                                                             "back up"))
+        what = "down" if name.endswith("down") else "back up"
+        p_region = sub.add_parser(name, help="take every peer of a region %s" % what)
         p_region.add_argument("region", help="service region name as in the inventory (e.g. region1)")
         if name == "region-down":
             p_region.add_argument("--mode", choices=REGION_OUTAGES, default="silent",
@@ -767,13 +767,13 @@ def _check_inventory_paths(facts: t.Mapping[str, t.Any], state_dir: Path) -> Non
 def place_calls(state_dir: Path, target: str, source: str, count: int, rate: float = 5.0,
                 name: str = "calls") -> dict[str, t.Any]:
     """``count`` calls from ``source`` (the operator core) to ``target`` (an SBC's core side); bounded."""
-    host, _, port = target.rpartition(":")
+    host, port = target.rsplit(":", 1) if ":" in target else (target, "5060")
     _loopback(host)
     _loopback(source)
     if not 1 <= count <= 1000:
         raise SimError("count must be 1..1000")
     workdir = Path(state_dir) / "calls"
-    caller = SippCaller("%s-%d" % (name, int(time.time() * 1000)), workdir, source, "%s:%s" % (host, port or "5060"))
+    caller = SippCaller("%s-%d" % (name, int(time.time() * 1000)), workdir, source, "%s:%s" % (host, port))
     timeout_s = int(count / max(rate, 0.1)) + 30
     result = caller.run(count, rate=rate, timeout_s=timeout_s)
     codes: dict[str, int] = {}

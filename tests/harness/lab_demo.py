@@ -157,6 +157,7 @@ def step_calls(facts: t.Mapping[str, t.Any], lab_dir: Path, phase: str, count: i
         "invites": _delta(first, status, "INVITE"),
         "answered": _delta(first, status, "ANSWERED"),
         "sbc_view": _safe_view(facts, host),
+        "sbc_version": _sbc_version(_sbc(facts, host)),
         "peers": [{k: p[k] for k in ("region", "address", "priority", "weight", "state")} for p in status["peers"]],
     }
     save_state(lab_dir, state)
@@ -170,6 +171,15 @@ def step_calls(facts: t.Mapping[str, t.Any], lab_dir: Path, phase: str, count: i
 def _delta(first: t.Mapping[str, t.Any], last: t.Mapping[str, t.Any], what: str) -> dict[str, int]:
     before, after = _counts(first, what), _counts(last, what)
     return {a: after[a] - before.get(a, 0) for a in after}
+
+
+def _sbc_version(sbc: t.Mapping[str, t.Any]) -> str:
+    """What the running SBC answers to core.version (which Kamailio really serves the calls)."""
+    cfg = Path(sbc["config_dir"]) / "kamailio.cfg"
+    try:
+        return str(JsonRpc(rpc_endpoints(cfg.read_text(), sbc["run_dir"]), timeout_s=3.0).call("core.version")).strip()
+    except (RpcError, OSError) as exc:
+        return "unknown (%s)" % exc
 
 
 def _safe_view(facts: t.Mapping[str, t.Any], host: str) -> dict[str, str]:
@@ -224,7 +234,8 @@ def build_report(facts: t.Mapping[str, t.Any], state: t.Mapping[str, t.Any]) -> 
                    and b["answered_by_region"].get(local, 0) == b["calls"] and b["answered_by_region"].get(other, 0) == 0
                    and a["answered_by_region"].get(other, 0) == a["calls"] and a["answered_by_region"].get(local, 0) == 0)
     return {"site": facts["site_a"], "local_region": local, "other_region": other, "peers": peers,
-            "before": b, "after": a, "probe": state.get("probe"), "failover_ok": failover_ok}
+            "before": b, "after": a, "probe": state.get("probe"), "failover_ok": failover_ok,
+            "sbc_version": after.get("sbc_version") or before.get("sbc_version")}
 
 
 def format_report(report: t.Mapping[str, t.Any]) -> str:
@@ -236,8 +247,8 @@ def format_report(report: t.Mapping[str, t.Any]) -> str:
              "=" * width,
              "%-8s %-12s %-7s %-22s %-19s %-19s %s" % ("", "", "SRV", "", "before", "after %s down" % (
                  report["after"].get("region_down") or "region"), "SBC view"),
-             "%-8s %-12s %-7s %-22s %-19s %-19s %s" % ("region", "peer", "p/w", "state now", "INVITEs  answered",
-                                                        "INVITEs  answered", "after"),
+             "%-8s %-12s %-7s %-22s %-19s %-19s %s" % (
+                 "region", "peer", "p/w", "state now", "INVITEs  answered", "INVITEs  answered", "after"),
              "-" * width]
     for p in report["peers"]:
         lines.append("%-8s %-12s %-7s %-22s %7d %9d   %7d %9d   %s" % (
@@ -250,6 +261,7 @@ def format_report(report: t.Mapping[str, t.Any]) -> str:
             title + ":", phase["completed"], phase["calls"], phase["seconds"],
             ", ".join("%s %d" % kv for kv in sorted(phase["answered_by_region"].items())),
             ", ".join("%s %d" % kv for kv in sorted(phase["invites_by_region"].items()))))
+    lines.append("%-20s %s" % ("SBC software:", report.get("sbc_version")))
     if report.get("probe"):
         lines.append("%-20s %s" % ("probe verdicts:", ", ".join("%s %s" % kv for kv in sorted(report["probe"].items()))))
     lines.append("RESULT: %s" % (
