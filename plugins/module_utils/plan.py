@@ -14,7 +14,8 @@ import ipaddress
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Deployment, ServiceRegion, Site
-from ansible_collections.commsgw.routing.plugins.module_utils.validation import normalise_fqdn
+from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import (
+    canonical_targets, normalise_fqdn, target_from_dict)
 
 SCHEMA_VERSION = 1
 # Response codes ACG asks us to retry on another local peer; every other final error is relayed
@@ -40,11 +41,7 @@ def _peers(name: str, resolved: t.Mapping[str, t.Any]) -> t.Optional[list[dict[s
     answer = resolved.get(name)
     if answer is None:
         return None
-    targets = answer["targets"]
-    peers = [{"target": normalise_fqdn(tgt["target"]), "port": int(tgt["port"]), "priority": int(tgt["priority"]),
-              "weight": int(tgt["weight"]),
-              "addresses": sorted(tgt.get("addresses", []), key=ipaddress.ip_address)} for tgt in targets]
-    return sorted(peers, key=lambda p: (p["priority"], -p["weight"], p["target"], p["port"]))
+    return [target.as_dict() for target in canonical_targets(target_from_dict(raw) for raw in answer["targets"])]
 
 
 def _trunk_group(order: int, role: str, region: ServiceRegion, transport: str,

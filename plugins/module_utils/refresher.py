@@ -24,15 +24,15 @@ gives a byte-identical file and the refresher makes no routing decision of its o
 number of SRV priority tiers would need different set ids in kamailio.cfg: it is refused (logged,
 previous peers kept) until the configuration is rendered and pushed again.
 
-Standard library and dnspython only; no import from the rest of the collection except the
-jsonrpc client and the dispatcher row builder (both shipped alongside), because this file runs on the SBC host without Ansible.
+Standard library and dnspython only; no import from the rest of the collection except the SRV
+lookup (``srv_lookup``, the one the controller uses), the jsonrpc client and the dispatcher row
+builder, all shipped alongside, because this file runs on the SBC host without Ansible.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import ipaddress
 import json
 import logging
 import os
@@ -45,16 +45,15 @@ try:  # the collection's path first, then a plain import next to the installed s
         KamailioViewError, dispatcher_list_text, dispatcher_sets, mcp_dispatcher_sets)
     from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (  # type: ignore
         JsonRpc, RpcEndpoints, RpcError, rpc_endpoints)
+    from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import (  # type: ignore
+        DnsLookupError, ResolverSettings, SrvAnswer, addresses_outside, canonical_targets, resolve_srv,
+        target_from_dict)
 except ImportError:  # pragma: no cover - on the SBC host
     from kamailio import KamailioViewError, dispatcher_list_text, dispatcher_sets, mcp_dispatcher_sets  # type: ignore
     from kamailio_runtime import JsonRpc, RpcEndpoints, RpcError, rpc_endpoints  # type: ignore
-
-try:
-    import dns.exception
-    import dns.resolver
-    HAS_DNSPYTHON = True
-except ImportError:  # pragma: no cover - reported at run time
-    HAS_DNSPYTHON = False
+    from srv_lookup import (  # type: ignore
+        DnsLookupError, ResolverSettings, SrvAnswer, addresses_outside, canonical_targets, resolve_srv,
+        target_from_dict)
 
 LOG = logging.getLogger("commsgw-srv-refresh")
 SCHEMA_VERSION = 1
@@ -65,42 +64,6 @@ RETRY_AFTER_FAILURE_S = 10
 
 class RefreshError(Exception):
     """A lookup or an answer that cannot be used; the record keeps its previous peers."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Peer:
-    priority: int
-    weight: int
-    port: int
-    target: str
-    addresses: tuple[str, ...]
-
-    @classmethod
-    def from_dict(cls, raw: t.Mapping[str, t.Any]) -> "Peer":
-        return cls(int(raw["priority"]), int(raw["weight"]), int(raw["port"]), str(raw["target"]).rstrip(".").lower(),
-                   tuple(sorted(str(a) for a in raw.get("addresses", []))))  # string order, as plan.py
-
-    def as_dict(self) -> dict[str, t.Any]:
-        return {"priority": self.priority, "weight": self.weight, "port": self.port, "target": self.target,
-                "addresses": list(self.addresses)}
-
-
-@dataclasses.dataclass(frozen=True)
-class Answer:
-    name: str
-    ttl: int
-    peers: tuple[Peer, ...]
-
-    def record_set(self) -> tuple[Peer, ...]:
-        """Everything but the TTL, in plan.py's canonical peer order (priority, -weight, target, port)."""
-        return tuple(sorted(self.peers, key=lambda p: (p.priority, -p.weight, p.target, p.port, p.addresses)))
-
-
-@dataclasses.dataclass
-class ResolverSettings:
-    nameservers: t.Optional[list[str]] = None  # None: /etc/resolv.conf
-    port: int = 53
-    timeout_s: float = 3.0
 
 
 @dataclasses.dataclass
@@ -139,67 +102,35 @@ def load_spec(path: str) -> dict[str, t.Any]:
 
 # --- DNS
 
-def resolve(name: str, settings: ResolverSettings) -> Answer:
-    """SRV plus the A records of each target; raises RefreshError on anything unusable."""
-    if not HAS_DNSPYTHON:
-        raise RefreshError("dnspython is not installed (Debian: python3-dnspython)")
-    if settings.nameservers:
-        resolver = dns.resolver.Resolver(configure=False)
-        resolver.nameservers = list(settings.nameservers)
-    else:
-        resolver = dns.resolver.Resolver()
-    resolver.port = settings.port
-    resolver.timeout = settings.timeout_s
-    resolver.lifetime = settings.timeout_s
-    resolver.cache = None
+def resolve(name: str, settings: ResolverSettings) -> SrvAnswer:
+    """The record and its targets' addresses, via the lookup the controller uses; raises RefreshError.
+
+    Stricter than the audit: a target without an IPv4 address makes the whole answer unusable here,
+    since writing a peer list without it would silently drop a peer.
+    """
     try:
-        srv = resolver.resolve(name, "SRV", search=False)
-    except dns.resolver.NXDOMAIN:
-        raise RefreshError("SRV %s: NXDOMAIN" % name)
-    except dns.resolver.NoAnswer:
-        raise RefreshError("SRV %s: no SRV record" % name)
-    except dns.exception.Timeout:
-        raise RefreshError("SRV %s: no answer within %.1f s" % (name, settings.timeout_s))
-    except dns.exception.DNSException as exc:
-        raise RefreshError("SRV %s: %s: %s" % (name, exc.__class__.__name__, exc))
-    ttl = int(srv.rrset.ttl) if srv.rrset is not None else 60
-    peers = []
-    for rdata in srv:
-        target = rdata.target.to_text().rstrip(".").lower()
-        if not target:
-            raise RefreshError("SRV %s: target '.' (service not available)" % name)
-        try:
-            a_answer = resolver.resolve(target, "A", search=False)
-        except dns.exception.DNSException as exc:
-            raise RefreshError("A %s (target of %s): %s" % (target, name, exc.__class__.__name__))
-        if a_answer.rrset is not None:
-            ttl = min(ttl, int(a_answer.rrset.ttl))
-        peers.append(Peer(int(rdata.priority), int(rdata.weight), int(rdata.port), target,
-                          tuple(sorted({r.address for r in a_answer}))))
-    if not peers:
-        raise RefreshError("SRV %s: empty answer" % name)
-    return Answer(name, ttl, tuple(peers))
+        answer = resolve_srv(name, settings)
+    except DnsLookupError as exc:
+        raise RefreshError("%s [%s]" % (exc, exc.kind))
+    unresolved = [target.target for target in answer.targets if not target.addresses]
+    if unresolved:
+        raise RefreshError("SRV %s: target(s) without an IPv4 address: %s" % (name, ", ".join(unresolved)))
+    return answer
 
 
-def outside(answer: Answer, ranges: t.Sequence[str]) -> list[str]:
+def outside(answer: SrvAnswer, ranges: t.Sequence[str]) -> list[str]:
     """Every address of the answer that lies in none of ``ranges`` (the deployment's /28s)."""
-    networks = [ipaddress.IPv4Network(r) for r in ranges]
-    bad = []
-    for peer in answer.peers:
-        for address in peer.addresses:
-            if not any(ipaddress.IPv4Address(address) in net for net in networks):
-                bad.append("%s (%s)" % (address, peer.target))
-    return bad
+    return ["%s (%s)" % (address, target.target) for target, address in addresses_outside(answer.targets, ranges)]
 
 
 # --- dispatcher.list, built by the renderer's own functions
 
-def group_with(group: t.Mapping[str, t.Any], answer: Answer) -> dict[str, t.Any]:
+def group_with(group: t.Mapping[str, t.Any], answer: SrvAnswer) -> dict[str, t.Any]:
     """A plan trunk group (as far as dispatcher_sets reads it) carrying ``answer``'s peers."""
-    return dict(group, peers=[p.as_dict() for p in answer.record_set()])
+    return dict(group, peers=[target.as_dict() for target in canonical_targets(answer.targets)])
 
 
-def build(spec: t.Mapping[str, t.Any], answers: t.Mapping[str, Answer]) -> tuple[list[dict[str, t.Any]], str]:
+def build(spec: t.Mapping[str, t.Any], answers: t.Mapping[str, SrvAnswer]) -> tuple[list[dict[str, t.Any]], str]:
     groups = [group_with(g, answers[g["srv_name"]]) for g in spec["trunk_groups"]]
     sets = dispatcher_sets(groups, spec["acg_socket"], spec["transport"])
     # MCP records (docs/mcp.md): their rows follow the trunk groups' and are never probed.
@@ -267,7 +198,7 @@ def _read(path: str) -> t.Optional[str]:
 
 # --- one run
 
-Resolve = t.Callable[[str], Answer]
+Resolve = t.Callable[[str], SrvAnswer]
 Reload = t.Callable[[], None]
 
 
@@ -285,12 +216,12 @@ def refresh(spec: t.Mapping[str, t.Any], resolve_fn: Resolve, reload_fn: Reload,
     """
     outcome = Outcome()
     state = load_state(spec, state_dir)
-    answers: dict[str, Answer] = {}
+    answers: dict[str, SrvAnswer] = {}
     for group in records(spec):
         name = group["srv_name"]
         saved = state["records"].get(name)
         if saved:
-            answers[name] = Answer(name, int(saved["ttl"]), tuple(Peer.from_dict(p) for p in saved["peers"]))
+            answers[name] = SrvAnswer(name, int(saved["ttl"]), tuple(target_from_dict(p) for p in saved["peers"]))
         due = float(saved["next_due"]) if saved else 0.0
         if not force and now < due:
             outcome.next_due_s = min(outcome.next_due_s, due - now)
@@ -307,7 +238,8 @@ def refresh(spec: t.Mapping[str, t.Any], resolve_fn: Resolve, reload_fn: Reload,
             answers[name] = fresh
             outcome.resolved.append(name)
             wait = float(max(MIN_TTL_S, min(MAX_TTL_S, fresh.ttl)))
-            state["records"][name] = {"ttl": fresh.ttl, "peers": [p.as_dict() for p in fresh.record_set()],
+            state["records"][name] = {"ttl": fresh.ttl,
+                                      "peers": [p.as_dict() for p in canonical_targets(fresh.targets)],
                                       "next_due": now + wait}
         except RefreshError as exc:
             if name not in outcome.refused:
@@ -327,7 +259,7 @@ def refresh(spec: t.Mapping[str, t.Any], resolve_fn: Resolve, reload_fn: Reload,
     return outcome
 
 
-def _apply(spec: t.Mapping[str, t.Any], answers: t.Mapping[str, Answer], reload_fn: Reload, now: float,
+def _apply(spec: t.Mapping[str, t.Any], answers: t.Mapping[str, SrvAnswer], reload_fn: Reload, now: float,
            state: dict[str, t.Any], outcome: Outcome) -> None:
     path = spec["dispatcher_list"]
     try:

@@ -18,6 +18,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.findings import Fi
 from ansible_collections.commsgw.routing.plugins.module_utils.model import (
     ACG_TRANSPORTS, DEPLOYMENT_TYPES, MCP_ALL_FAILED, MCP_MATCHES, MCP_POLICIES, PLATFORMS, ROUTING_LIMITS,
     Deployment, Sbc, parse_deployment)
+from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import normalise_fqdn  # noqa: F401
 from ansible_collections.commsgw.routing.plugins.module_utils.region_catalog import RegionCatalog, load_catalog
 
 # Names end up inside generated configs and file names: keep them to a safe alphabet.
@@ -53,10 +54,6 @@ def fqdn_problem(value: str) -> t.Optional[str]:
     if labels[-1].isdigit():
         return "has an all-numeric top-level label"
     return None
-
-
-def normalise_fqdn(value: str) -> str:
-    return (value[:-1] if value.endswith(".") else value).lower()
 
 
 class _Rules:

@@ -19,6 +19,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import (
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import normalise_sbc_settings
+from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import SrvAnswer, target_from_dict
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
 from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import (
     KamailioRenderError, render_kamailio)
@@ -260,8 +261,7 @@ def test_refresher_rebuilds_the_mcp_rows_identically() -> None:
     assert [s["id"] for s in spec["mcp_sets"]] == [1101, 1102, 1201, 1202]
     answers = {}
     for name, answer in _resolved().items():
-        answers[name] = refresher.Answer(name, answer["ttl"], tuple(refresher.Peer.from_dict(p)
-                                                                    for p in answer["targets"]))
+        answers[name] = SrvAnswer(name, answer["ttl"], tuple(target_from_dict(p) for p in answer["targets"]))
     sets, text = refresher.build(spec, answers)
     assert text == files["dispatcher.list"]
     assert sorted(s["id"] for s in sets) == sorted(s["id"] for s in spec["sets"] + spec["mcp_sets"])

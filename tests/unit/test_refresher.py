@@ -18,6 +18,7 @@ import pytest
 from ansible_collections.commsgw.routing.plugins.module_utils import refresher
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
+from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import SrvAnswer, SrvTarget
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
 from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
 
@@ -32,8 +33,8 @@ DEPLOYMENT = {
 }
 
 
-def _answer(peers: t.Sequence[tuple[int, int, str, str]], ttl: int = 60) -> refresher.Answer:
-    return refresher.Answer(SRV, ttl, tuple(refresher.Peer(p, w, 5060, name, (addr,)) for p, w, name, addr in peers))
+def _answer(peers: t.Sequence[tuple[int, int, str, str]], ttl: int = 60) -> SrvAnswer:
+    return SrvAnswer(SRV, ttl, tuple(SrvTarget(p, w, 5060, name, (addr,)) for p, w, name, addr in peers))
 
 
 TWO = [(10, 60, "p1.acg-lab.commsgw.test", "127.0.10.1"), (10, 40, "p2.acg-lab.commsgw.test", "127.0.10.2")]
@@ -64,8 +65,8 @@ class Reloads:
             raise refresher.RpcError("no Kamailio")
 
 
-def _resolver(answer: t.Union[refresher.Answer, Exception]) -> t.Callable[[str], refresher.Answer]:
-    def resolve(name: str) -> refresher.Answer:
+def _resolver(answer: t.Union[SrvAnswer, Exception]) -> t.Callable[[str], SrvAnswer]:
+    def resolve(name: str) -> SrvAnswer:
         assert name == SRV
         if isinstance(answer, Exception):
             raise answer

@@ -185,7 +185,7 @@ def _failed_servers(rcode: int) -> t.Callable[[str], BaseException]:
 ])
 def test_each_failure_has_its_own_kind(outcome: t.Callable[[str], BaseException], kind: str) -> None:
     with pytest.raises(srv.DnsLookupError) as caught:
-        srv._lookup(FakeResolver(outcome), "_sip._tls.r1.example.test", "SRV", "192.0.2.53")
+        srv.lookup(FakeResolver(outcome), "_sip._tls.r1.example.test", "SRV", "192.0.2.53")
     error = caught.value
     assert error.kind == kind
     assert "_sip._tls.r1.example.test" in str(error) and "192.0.2.53" in str(error)
