@@ -113,8 +113,8 @@ class JsonRpc:
             except (OSError, ValueError) as exc:
                 errors.append("fifo %s: %s" % (self.endpoints.fifo, exc))
         if not errors:
-            raise RpcError("%s: no jsonrpcs endpoint exists (%s, %s)" % (method, self.endpoints.socket,
-                                                                          self.endpoints.fifo))
+            raise RpcError("%s: no jsonrpcs endpoint exists (%s, %s)" % (
+                method, self.endpoints.socket, self.endpoints.fifo))
         raise RpcError("%s: %s" % (method, "; ".join(errors)))
 
     def _dgram(self, request: dict[str, t.Any]) -> dict[str, t.Any]:

@@ -209,7 +209,7 @@ def _next_hop(raw: t.Any, path: str, findings: Findings) -> t.Optional[dict[str,
     if not isinstance(raw, str) or raw.count(":") != 1:
         findings.error(path, "is missing or not host:port", expected, raw)
         return None
-    host, _, port_text = raw.partition(":")
+    host, dummy, port_text = raw.partition(":")
     if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
         findings.error(path, "has no valid port", expected, raw)
         return None
