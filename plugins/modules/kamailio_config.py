@@ -15,7 +15,7 @@ description:
     directory over O(run_dir) and the listen addresses are added to its own loopback. It must answer
     the jsonrpc C(core.version) within O(start_timeout) seconds; then it is stopped.
   - Only then the current files are copied to a time-stamped backup directory and each changed file
-    is replaced atomically. The result says what the running Kamailio needs: a restart
+    is replaced atomically. The result says what the running Kamailio needs, either a restart
     (RV(restart_required), when anything but the peer list or the address list changed) or run-time
     reloads (RV(reload), C(dispatcher.reload) for C(dispatcher.list), C(permissions.addressReload) for
     C(address.list)). The module never restarts or reloads anything itself.
@@ -23,7 +23,7 @@ description:
     push are removed), which is how a push that failed to come up is rolled back.
   - Check mode reports what would change without writing or starting anything; diff mode shows
     each changed file.
-author: commsgw.routing contributors
+author: commsgw.routing contributors (@commsgw)
 requirements:
   - util-linux (unshare), iproute2 (ip), root privileges for the candidate start
 options:
@@ -86,8 +86,10 @@ options:
     type: str
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
 """
 
