@@ -86,10 +86,10 @@ options:
     type: str
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
+    description: Reports which files would change without writing or starting anything.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    description: Shows the differences of each changed file.
     support: full
 """
 

@@ -74,10 +74,10 @@ options:
     default: 20
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
+    description: Reports whether the service would change state without acting.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    description: Not supported; a service state change has no file diff.
     support: none
 """
 

@@ -32,10 +32,10 @@ options:
     default: false
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
+    description: Only reads the inventory; the result is the same in check mode.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    description: Makes no change, so there is nothing to diff.
     support: none
 """
 
