@@ -43,6 +43,8 @@ ACG_TLS12_CIPHERS = ("ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA25
                      "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-SHA384:ECDHE-ECDSA-AES128-SHA256:"
                      "ECDHE-RSA-AES256-SHA384:ECDHE-RSA-AES128-SHA256")
 # Ring time once a peer answered provisionally: long, since ring-no-answer is the callee's business.
+# tm's own final reply for a branch it could not send (e.g. TCP/TLS connection refused).
+LOCAL_SEND_FAILURE_CODE = 477
 DEFAULT_FR_INV_TIMER_MS = 120000
 
 _VERSION_RE = re.compile(r"version:\s*kamailio\s+(\d+)\.(\d+)\.(\d+)", re.IGNORECASE)
@@ -364,7 +366,10 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
         },
         "retry": {
             "codes": [int(c) for c in retry["retry_codes"]],
-            "codes_regex": "|".join(str(int(c)) for c in retry["retry_codes"]),
+            # "No response at all" (R-14) also covers a peer Kamailio could not even send to (connection
+            # refused or reset): tm answers such a branch itself with 477.
+            "codes_regex": "|".join(str(int(c)) for c in list(retry["retry_codes"]) + (
+                [LOCAL_SEND_FAILURE_CODE] if retry["retry_on_no_response"] else [])),
             "on_no_response": bool(retry["retry_on_no_response"]),
             "after_provisional_timeout": bool(retry["retry_after_provisional_timeout"]),
         },

@@ -293,6 +293,22 @@ def test_trusted_certificate_for_the_wrong_host_is_refused(peers: TlsLab) -> Non
     assert lab.kamailio is not None and "refused (R-24)" in lab.kamailio.log_text()
 
 
+def test_peers_refusing_connections_count_as_no_response(peers: TlsLab) -> None:
+    """R-14: a local peer that refuses the connection gave no response at all, so the call moves on
+    to the next local peer; the caller never sees Kamailio's local "477 send failed". Both best-tier
+    peers go away at once, before OPTIONS can take them out, so the first call must try at least one
+    of them and only the retry can complete it (on the priority-20 peer)."""
+    lab = peers
+    lab.start_all_peers()
+    lab.settle()
+    for address in R1[:2]:
+        lab.stop_peer(address)  # nothing listens any more: connection refused
+    result = lab.call("tls-refused", 1)
+    assert result.codes() == {200: 1}, (result.codes(), lab.kamailio.log_tail(30) if lab.kamailio else "")
+    assert lab.invites(R1[2]) == 1
+    assert lab.invites(R2[0]) == lab.invites(R2[1]) == 0
+
+
 def _options(source: str) -> bytes:
     return ("OPTIONS sip:%s:%d;transport=tls SIP/2.0\r\n"
             "Via: SIP/2.0/TLS %s:5061;branch=z9hG4bK-k2-%d\r\n"

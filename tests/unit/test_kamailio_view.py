@@ -109,7 +109,8 @@ def test_rendered_cfg_carries_the_plan_values() -> None:
     assert set(files) == {"kamailio.cfg", "dispatcher.list", "address.list", "commsgw-srv.json"}
     assert 'ds_select_routes("101=11;102=11;201=11", "0")' in cfg
     assert "t_set_fr(120000, 2000);" in cfg  # the plan's default ACG-leg INVITE timer
-    assert 't_check_status("408|503|504")' in cfg
+    # 477: tm's own reply for a branch it could not send (no connection): "no response".
+    assert 't_check_status("408|503|504|477")' in cfg
     assert 'modparam("dispatcher", "ds_ping_interval", 5)' in cfg
     assert 'modparam("dispatcher", "ds_probing_threshold", 2)' in cfg
     assert '$rU =~ "^\\+?(112|999)$"' in cfg
