@@ -494,8 +494,7 @@ def serve(sim: AcgSim, state_dir: Path, ttl_s: float) -> None:
     try:
         sim.start()
         _write_json(state_dir / "children.json", {"pids": sim.child_pids()})
-        _write_json(state_dir / "extra-vars.json", {"commsgw_dns_nameservers": [sim.dns.address if sim.dns else ""],
-                                                    "commsgw_probe_nameservers": [sim.dns.address if sim.dns else ""]})
+        _write_json(state_dir / "extra-vars.json", {"commsgw_dns_nameservers": [sim.dns.address if sim.dns else ""]})
         _write_json(state_dir / "status.json", sim.status())
         print("acg-sim: ready (dns %s, %d peers)" % (sim.dns.address if sim.dns else "?", len(sim.peers)), flush=True)
         while not stopping["why"]:
