@@ -113,10 +113,10 @@ reloaded:
 
 import os
 import signal
-import subprocess
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.daemon import start_detached
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import JsonRpc, RpcError, rpc_endpoints
 
 
@@ -176,17 +176,11 @@ class Controller:
         else:
             for path in (os.path.dirname(self.p["pid_file"]), self.p["run_dir"], self.p["work_dir"]):
                 os.makedirs(path, exist_ok=True)
-            with open(self.p["log_file"], "ab") as log:
-                # -E keeps the log on stderr after daemonising, so it lands in log_file.
-                cmd = [self.p["binary"], "-f", self.p["config"], "-P", self.p["pid_file"], "-E",
-                       "-w", self.p["work_dir"], "-m", str(self.p["shared_memory_mb"]),
-                       "-M", str(self.p["pkg_memory_mb"])]
-                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                        start_new_session=True)
-                try:
-                    rc = proc.wait(timeout=self.p["timeout"])
-                except subprocess.TimeoutExpired:
-                    rc = None
+            # -E keeps the log on stderr after daemonising, so it lands in log_file.
+            cmd = [self.p["binary"], "-f", self.p["config"], "-P", self.p["pid_file"], "-E",
+                   "-w", self.p["work_dir"], "-m", str(self.p["shared_memory_mb"]),
+                   "-M", str(self.p["pkg_memory_mb"])]
+            rc = start_detached(cmd, self.p["log_file"], self.p["timeout"])
             if rc not in (0, None):
                 self.fail_start("kamailio exited with status %s while starting" % rc)
         self.wait_serving()

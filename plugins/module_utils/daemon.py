@@ -1,0 +1,29 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Start a self-daemonising program with its output appended to a log file.
+
+AnsibleModule.run_command cannot do this: it reads the child's stdout/stderr pipes until EOF, and a
+daemon's background processes inherit those pipes, so EOF never comes. Here the output goes
+straight to the log file and the program gets a session of its own, detached from the module.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import typing as t
+
+
+def start_detached(argv: t.Sequence[str], log_path: str, timeout: float) -> t.Optional[int]:
+    """Run argv until its foreground process exits (a daemon's parent exits once it has forked).
+
+    Returns that exit status, or None when it is still running after ``timeout`` seconds; the caller
+    then decides from the program's own health check whether it came up.
+    """
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                start_new_session=True)
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
