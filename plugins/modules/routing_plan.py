@@ -69,28 +69,38 @@ from ansible_collections.commsgw.routing.plugins.module_utils.inventory import (
     render_findings, site_plans, validate_inventory)
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec={"hosts": {"type": "dict", "required": True},
-                       "require_sbc_settings": {"type": "bool", "default": False},
-                       "resolved": {"type": "dict", "default": {}}},
-        supports_check_mode=True,
-    )
-    reports = validate_inventory(module.params["hosts"], module.params["require_sbc_settings"])
+ARGUMENT_SPEC = {
+    "hosts": {"type": "dict", "required": True},
+    "require_sbc_settings": {"type": "bool", "default": False},
+    "resolved": {"type": "dict", "default": {}},
+}
+
+
+def outcome(params):
+    """(failed, result); shared with the controller-side action plugin."""
+    reports = validate_inventory(params["hosts"], params["require_sbc_settings"])
     errors = render_findings(reports, "errors")
     if errors:
-        module.fail_json(msg="no plan: %d problem(s) in the inventory:\n%s" % (len(errors), "\n".join(errors)),
-                         errors=errors)
+        return True, {"changed": False, "errors": errors,
+                      "msg": "no plan: %d problem(s) in the inventory:\n%s" % (len(errors), "\n".join(errors))}
     plans = {}
     host_plans = {}
     for report in reports:
         deployment = report["model"]
-        for plan in site_plans(deployment, module.params["resolved"]):
+        for plan in site_plans(deployment, params["resolved"]):
             key = "%s/%s" % (deployment.name, plan["site"]["name"])
             plans[key] = plan
             for sbc in plan["sbcs"]:
                 host_plans[sbc["host"]] = plan
-    module.exit_json(changed=False, plans=plans, host_plans=host_plans)
+    return False, {"changed": False, "plans": plans, "host_plans": host_plans}
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    failed, result = outcome(module.params)
+    if failed:
+        module.fail_json(**result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

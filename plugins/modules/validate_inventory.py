@@ -79,14 +79,16 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.inventory import render_findings, validate_inventory
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec={"hosts": {"type": "dict", "required": True},
-                       "require_sbc_settings": {"type": "bool", "default": False},
-                       "fail_on_warnings": {"type": "bool", "default": False}},
-        supports_check_mode=True,
-    )
-    reports = validate_inventory(module.params["hosts"], module.params["require_sbc_settings"])
+ARGUMENT_SPEC = {
+    "hosts": {"type": "dict", "required": True},
+    "require_sbc_settings": {"type": "bool", "default": False},
+    "fail_on_warnings": {"type": "bool", "default": False},
+}
+
+
+def outcome(params):
+    """(failed, result) for the validated inventory; shared with the controller-side action plugin."""
+    reports = validate_inventory(params["hosts"], params["require_sbc_settings"])
     errors = render_findings(reports, "errors")
     warnings = render_findings(reports, "warnings")
     result = {
@@ -97,11 +99,22 @@ def main():
         "warnings_found": warnings,
     }
     if not reports:
-        module.fail_json(msg="no host of this inventory carries commsgw_deployment: nothing to validate", **result)
-    failing = errors + (warnings if module.params["fail_on_warnings"] else [])
+        result["msg"] = "no host of this inventory carries commsgw_deployment: nothing to validate"
+        return True, result
+    failing = errors + (warnings if params["fail_on_warnings"] else [])
     if failing:
-        module.fail_json(msg="%d problem(s) in the inventory:\n%s" % (len(failing), "\n".join(failing)), **result)
-    module.exit_json(msg="%d deployment(s) valid, %d warning(s)" % (len(reports), len(warnings)), **result)
+        result["msg"] = "%d problem(s) in the inventory:\n%s" % (len(failing), "\n".join(failing))
+        return True, result
+    result["msg"] = "%d deployment(s) valid, %d warning(s)" % (len(reports), len(warnings))
+    return False, result
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    failed, result = outcome(module.params)
+    if failed:
+        module.fail_json(**result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

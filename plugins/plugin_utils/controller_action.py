@@ -1,0 +1,36 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run a read-only commsgw module in the controller process instead of through AnsiballZ.
+
+Validation and planning only read the inventory, and their input (every SBC host's variables) and
+output (a plan per host) are large: shipping them through a new Python process costs more than the
+work itself (about 1.5 s for 320 hosts). The module file keeps the documentation, the argument spec
+and the logic (``outcome``), so the module also works when called directly.
+"""
+
+import typing as t
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+
+class ControllerModuleAction(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    ARGUMENT_SPEC: t.Dict[str, t.Any] = {}
+
+    @staticmethod
+    def outcome(params: t.Dict[str, t.Any]) -> t.Tuple[bool, t.Dict[str, t.Any]]:
+        raise NotImplementedError
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        validation, params = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
+        if validation.error_messages:
+            raise AnsibleActionFail("; ".join(validation.error_messages))
+        failed, values = self.outcome(params)
+        result.update(values)
+        result["failed"] = failed
+        return result
