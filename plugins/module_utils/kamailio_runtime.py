@@ -247,23 +247,18 @@ def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/
 
 def _stop_group(proc: "subprocess.Popen[bytes]", grace_s: float = 5.0) -> None:
     """Stop the candidate and every Kamailio child (they share the session we created)."""
-    if proc.poll() is None:
+    # SIGTERM first while the main process lives; SIGKILL always, for children it left behind.
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if sig == signal.SIGTERM and proc.poll() is not None:
+            continue
         try:
-            os.killpg(proc.pid, signal.SIGTERM)
+            os.killpg(proc.pid, sig)
         except ProcessLookupError:
             pass
         try:
             proc.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
             pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    try:
-        proc.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 def _q(value: str) -> str:

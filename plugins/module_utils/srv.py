@@ -118,3 +118,14 @@ def resolve_deployment(deployment: Deployment, settings: ResolverSettings,
         if finding is not None:
             findings.append(finding)
     return answers, findings
+
+
+def require_dnspython(module: t.Any) -> None:
+    """Fail an Ansible module the usual way when dnspython is not installed where it runs."""
+    if not HAS_DNSPYTHON:
+        import traceback
+
+        from ansible.module_utils.basic import missing_required_lib
+        module.fail_json(msg=missing_required_lib("dnspython"),
+                         exception="".join(traceback.format_exception_only(type(DNSPYTHON_IMPORT_ERROR),
+                                                                           DNSPYTHON_IMPORT_ERROR)))

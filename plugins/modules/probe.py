@@ -208,14 +208,13 @@ junit:
   type: str
 """
 
-import traceback
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils import probe
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import (
     summary_lines, to_json, to_junit, write_text)
 from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
-    DNSPYTHON_IMPORT_ERROR, HAS_DNSPYTHON, ResolverSettings)
+    ResolverSettings, require_dnspython)
 
 THRESHOLD_SPEC = {
     "min_healthy_peers": {"type": "int", "default": 1},
@@ -275,10 +274,7 @@ def main():
         },
         supports_check_mode=True,
     )
-    if not HAS_DNSPYTHON:
-        module.fail_json(msg=missing_required_lib("dnspython"),
-                         exception="".join(traceback.format_exception_only(type(DNSPYTHON_IMPORT_ERROR),
-                                                                           DNSPYTHON_IMPORT_ERROR)))
+    require_dnspython(module)
     params = module.params
     plan = params["plan"]
     if not isinstance(plan.get("trunk_groups"), list) or "site" not in plan:

@@ -110,12 +110,11 @@ warnings_found:
   elements: str
 """
 
-import traceback
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
-    DNSPYTHON_IMPORT_ERROR, HAS_DNSPYTHON, ResolverSettings, resolve_deployment)
+    ResolverSettings, require_dnspython, resolve_deployment)
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
 
 
@@ -139,10 +138,7 @@ def main():
         },
         supports_check_mode=True,
     )
-    if not HAS_DNSPYTHON:
-        module.fail_json(msg=missing_required_lib("dnspython"),
-                         exception="".join(traceback.format_exception_only(type(DNSPYTHON_IMPORT_ERROR),
-                                                                           DNSPYTHON_IMPORT_ERROR)))
+    require_dnspython(module)
     params = module.params
     if not 0 < params["port"] < 65536:
         module.fail_json(msg="port must be 1-65535, got %d" % params["port"])

@@ -22,9 +22,11 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import time
 import typing as t
+import uuid
 from pathlib import Path
 
 SIPP = shutil.which("sipp") or "/usr/bin/sipp"
@@ -275,3 +277,57 @@ class SippCaller(_Sipp):
                 if code >= 200 and call_id in calls and calls[call_id][1] is None:
                     calls[call_id] = (calls[call_id][0], code)
         return CallResult(successful, failed, returncode, calls)
+
+
+class PeerGroup:
+    """One SIPp UAS per address for one test (code None: receives and never answers), started on
+    entry and killed on exit. Addresses in ``no_options`` never answer OPTIONS (like MCP)."""
+
+    def __init__(self, workdir: Path, behaviours: t.Mapping[str, t.Optional[int]],
+                 no_options: t.Collection[str] = ()) -> None:
+        self.peers = {address: SippPeer("peer-%s" % address, workdir, address, code=code,
+                                        answer_options=code is not None and address not in no_options)
+                      for address, code in behaviours.items()}
+
+    def __enter__(self) -> "PeerGroup":
+        for peer in self.peers.values():
+            peer.start()
+        return self
+
+    def __exit__(self, *exc: t.Any) -> None:
+        for peer in self.peers.values():
+            peer.stop(kill=True)
+
+    def invites(self) -> dict[str, int]:
+        return {address: peer.received_invites() for address, peer in self.peers.items()}
+
+    def options(self, address: str) -> int:
+        return len(self.peers[address].received_requests("OPTIONS"))
+
+    def invite_times(self, address: str) -> list[float]:
+        """When each call's first INVITE arrived (UDP retransmissions of the same call not counted)."""
+        first: dict[t.Optional[str], float] = {}
+        for message in self.peers[address].received_requests("INVITE"):
+            first.setdefault(message.call_id, message.time)
+        return sorted(first.values())
+
+
+def udp_options(source: str, destination: str, port: int = 5060, timeout_s: float = 2.0,
+                user: str = "test") -> t.Optional[str]:
+    """Send one SIP OPTIONS over UDP from ``source``; the status line of the answer, or None."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        sock.bind((source, 0))
+        sock.settimeout(timeout_s)
+        sport = sock.getsockname()[1]
+        cid = uuid.uuid4().hex
+        msg = ("OPTIONS sip:%s:%d SIP/2.0\r\nVia: SIP/2.0/UDP %s:%d;branch=z9hG4bK%s\r\nMax-Forwards: 70\r\n"
+               "From: <sip:%s@%s>;tag=%s\r\nTo: <sip:%s:%d>\r\nCall-ID: %s\r\nCSeq: 1 OPTIONS\r\n"
+               "Content-Length: 0\r\n\r\n" % (destination, port, source, sport, cid, user, source, cid[:8],
+                                               destination, port, cid))
+        sock.sendto(msg.encode(), (destination, port))
+        return sock.recv(65535).decode(errors="replace").splitlines()[0]
+    except socket.timeout:
+        return None
+    finally:
+        sock.close()

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from harness.kamailio import AcgLab, BlockLease, Topology
-from harness.sipp import SippCaller, SippPeer, parse_message_log
+from harness.sipp import PeerGroup as Peers, SippCaller, SippPeer, parse_message_log
 
 pytestmark = [
     pytest.mark.integration,
@@ -57,32 +57,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[AcgLab]:
     finally:
         lab.stop()
         lease.close()
-
-
-class Peers:
-    """SIPp peers for one test; every address of ``behaviours`` gets a process (None = silent)."""
-
-    def __init__(self, workdir: Path, behaviours: t.Mapping[str, t.Optional[int]], answer_options: bool = True
-                 ) -> None:
-        self.workdir = workdir
-        self.peers = {address: SippPeer("peer-%s" % address, workdir, address, code=code,
-                                        answer_options=answer_options and code is not None)
-                      for address, code in behaviours.items()}
-
-    def __enter__(self) -> "Peers":
-        for peer in self.peers.values():
-            peer.start()
-        return self
-
-    def __exit__(self, *exc: t.Any) -> None:
-        for peer in self.peers.values():
-            peer.stop(kill=True)
-
-    def invites(self) -> dict[str, int]:
-        return {address: peer.received_invites() for address, peer in self.peers.items()}
-
-    def invite_times(self, address: str) -> list[float]:
-        return [m.time for m in self.peers[address].received_requests("INVITE")]
 
 
 def everyone(code: t.Optional[int] = 200, **overrides: t.Optional[int]) -> dict[str, t.Optional[int]]:

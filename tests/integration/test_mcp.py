@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from harness.kamailio import AcgLab, BlockLease, Topology
-from harness.sipp import SippCaller, SippPeer
+from harness.sipp import PeerGroup, SippCaller
 
 pytestmark = [
     pytest.mark.integration,
@@ -131,36 +131,11 @@ def continue_lab(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[AcgLab]
         lease.close()
 
 
-class Peers:
-    """One SIPp process per address (code None = receives and never answers)."""
+class Peers(PeerGroup):
+    """MCP peers never answer OPTIONS (R-19)."""
 
-    def __init__(self, workdir: Path, behaviours: t.Mapping[str, t.Optional[int]],
-                 no_options: t.Collection[str] = (MCP1, MCP2)) -> None:
-        self.peers = {address: SippPeer("peer-%s" % address, workdir, address, code=code,
-                                        answer_options=code is not None and address not in no_options)
-                      for address, code in behaviours.items()}
-
-    def __enter__(self) -> "Peers":
-        for peer in self.peers.values():
-            peer.start()
-        return self
-
-    def __exit__(self, *exc: t.Any) -> None:
-        for peer in self.peers.values():
-            peer.stop(kill=True)
-
-    def invites(self) -> dict[str, int]:
-        return {address: peer.received_invites() for address, peer in self.peers.items()}
-
-    def invite_times(self, address: str) -> list[float]:
-        """When each call's first INVITE arrived (UDP retransmissions of the same call not counted)."""
-        first: dict[t.Optional[str], float] = {}
-        for message in self.peers[address].received_requests("INVITE"):
-            first.setdefault(message.call_id, message.time)
-        return sorted(first.values())
-
-    def options(self, address: str) -> int:
-        return len(self.peers[address].received_requests("OPTIONS"))
+    def __init__(self, workdir: Path, behaviours: t.Mapping[str, t.Optional[int]]) -> None:
+        super().__init__(workdir, behaviours, no_options=(MCP1, MCP2))
 
 
 def behaviours(mcp1: t.Optional[int] = 200, mcp2: t.Optional[int] = 200, hop: t.Optional[int] = 200

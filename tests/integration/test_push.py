@@ -16,12 +16,10 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
 import typing as t
-import uuid
 from pathlib import Path
 
 import pytest
@@ -30,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.harness.dns import DnsServer  # noqa: E402
+from tests.harness.sipp import udp_options  # noqa: E402
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (  # noqa: E402
     JsonRpc, RpcEndpoints)
@@ -95,22 +94,7 @@ def _recap(output: str, host: str) -> dict[str, int]:
 
 
 def _options(src: str, dst: str, port: int = 5060, timeout_s: float = 2.0) -> t.Optional[str]:
-    """Send one SIP OPTIONS over UDP from ``src``; the status line of the answer, or None."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        sock.bind((src, 0))
-        sock.settimeout(timeout_s)
-        sport = sock.getsockname()[1]
-        cid = uuid.uuid4().hex
-        msg = ("OPTIONS sip:%s:%d SIP/2.0\r\nVia: SIP/2.0/UDP %s:%d;branch=z9hG4bK%s\r\nMax-Forwards: 70\r\n"
-               "From: <sip:push-test@%s>;tag=%s\r\nTo: <sip:%s:%d>\r\nCall-ID: %s\r\nCSeq: 1 OPTIONS\r\n"
-               "Content-Length: 0\r\n\r\n" % (dst, port, src, sport, cid, src, cid[:8], dst, port, cid))
-        sock.sendto(msg.encode(), (dst, port))
-        return sock.recv(65535).decode(errors="replace").splitlines()[0]
-    except socket.timeout:
-        return None
-    finally:
-        sock.close()
+    return udp_options(src, dst, port, timeout_s, user="push-test")
 
 
 class Sbc:
