@@ -37,7 +37,6 @@ import json
 import logging
 import os
 import tempfile
-import time
 import typing as t
 
 try:  # the collection's path first, then a plain import next to the installed script
@@ -77,7 +76,6 @@ class Outcome:
     reloaded: bool = False
     errors: list[str] = dataclasses.field(default_factory=list)
     next_due_s: float = float(MAX_TTL_S)
-
 
 
 # --- the input file
