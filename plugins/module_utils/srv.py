@@ -17,7 +17,7 @@ import typing as t
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import ERROR, WARNING, Finding
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Deployment
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import PROVISIONING_API_MAX_TTL_S, srv_name
-from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import (  # noqa: F401  # pylint: disable=unused-import (re-exported)
+from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import (  # noqa: F401 (re-exported)  # pylint: disable=unused-import
     BAD_NAME, DNSPYTHON_IMPORT_ERROR, ERROR_KINDS, HAS_DNSPYTHON, NO_ANSWER, NO_NAMESERVERS, NO_SERVICE, NXDOMAIN,
     REFUSED, SERVFAIL, TARGET_UNRESOLVED, TIMEOUT, DnsLookupError, ResolverSettings, SrvAnswer, SrvTarget,
     addresses_outside, lookup, normalise_fqdn, resolve_srv, rfc2782_order, target_from_dict)
