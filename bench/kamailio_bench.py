@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -52,17 +52,17 @@ loadmodule "textops.so"
 modparam("jsonrpcs", "dgram_socket", "%(run)s/kamailio_rpc.sock")
 modparam("jsonrpcs", "fifo_name", "%(run)s/kamailio_rpc.fifo")
 request_route {
-	if (!mf_process_maxfwd_header("10")) { sl_send_reply("483", "Too Many Hops"); exit; }
-	if (is_method("CANCEL")) { if (t_check_trans()) { t_relay(); } exit; }
-	if (has_totag()) {
-		if (loose_route()) { t_relay(); exit; }
-		if (is_method("ACK")) { if (t_check_trans()) { t_relay(); } exit; }
-		sl_send_reply("404", "Not Here"); exit;
-	}
-	t_check_trans();
-	record_route();
-	$du = "sip:%(peer)s:5060";
-	t_relay();
+    if (!mf_process_maxfwd_header("10")) { sl_send_reply("483", "Too Many Hops"); exit; }
+    if (is_method("CANCEL")) { if (t_check_trans()) { t_relay(); } exit; }
+    if (has_totag()) {
+        if (loose_route()) { t_relay(); exit; }
+        if (is_method("ACK")) { if (t_check_trans()) { t_relay(); } exit; }
+        sl_send_reply("404", "Not Here"); exit;
+    }
+    t_check_trans();
+    record_route();
+    $du = "sip:%(peer)s:5060";
+    t_relay();
 }
 """
 
@@ -98,8 +98,8 @@ def post_dial_delay(work: Path, block: int, timer_ms: int, calls: int) -> tuple[
     lab = AcgLab(work / "pdd", topo, {"options_interval_s": 5, "failure_threshold": 3, "recovery_threshold": 1,
                                       "invite_timer_ms": timer_ms}).start()
     caller_address, target = topo.core_caller, "%s:5060" % topo.sbc_core
+    second = first = silent_peer = None
     try:
-        second = first = silent_peer = None
         second = SippPeer("p2", lab.workdir, topo.region1(2)).start()
         first = SippPeer("p1", lab.workdir, topo.region1(1)).start()
         healthy = []
@@ -162,8 +162,8 @@ def cps_ratio(work: Path, block: int, calls: int, rate: int) -> tuple[float, flo
             lab.stop()
         bare_dir = work / "bare"
         (bare_dir / "run").mkdir(parents=True, exist_ok=True)
-        (bare_dir / "kamailio.cfg").write_text(BARE_PROXY % {"children": 4, "listen": topo.sbc_core,
-                                                              "run": bare_dir / "run", "peer": topo.region1(1)})
+        (bare_dir / "kamailio.cfg").write_text(BARE_PROXY % {
+            "children": 4, "listen": topo.sbc_core, "run": bare_dir / "run", "peer": topo.region1(1)})
         bare_kam = KamailioProcess(bare_dir / "kamailio.cfg", bare_dir, bare_dir / "run").start()
         try:
             bare = throughput(SippCaller("bare", bare_dir, topo.core_caller, "%s:5060" % topo.sbc_core,
@@ -177,7 +177,7 @@ def cps_ratio(work: Path, block: int, calls: int, rate: int) -> tuple[float, flo
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--calls", type=int, default=6000, help="calls per throughput run")
     parser.add_argument("--rate", type=int, default=1500, help="offered calls/s in the throughput runs")

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Benchmark: probe wall time for 2 regions x 6 peers (some silent), concurrent vs one after another.
@@ -72,7 +72,7 @@ def serve_fronts(specs: list, stop: "multiprocessing.synchronize.Event", ready: 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--silent", type=int, default=3, help="silent peers per region (of 6)")
     parser.add_argument("--timeout", type=float, default=1.0, help="per-peer timeout, seconds")
     parser.add_argument("--rounds", type=int, default=3)
@@ -112,7 +112,7 @@ def main() -> None:
                       ca_bundle=str(pki.acg_ca.cert), check_provisioning_ttl=False,
                       resolver=ResolverSettings(nameservers=[dns.address]))
         results = {"concurrent": [], "sequential": []}
-        for _ in range(args.rounds):
+        for dummy in range(args.rounds):
             for mode, concurrency in (("concurrent", total), ("sequential", 1)):
                 report = probe.run_probe(site, probe.ProbeSettings(concurrency=concurrency, **common))
                 healthy = sum(g["healthy"] for g in report["regions"])

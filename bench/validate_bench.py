@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Benchmark: validate + plan a large inventory (20 deployments x 2 sites x 8 SBCs).
@@ -81,7 +81,7 @@ def write_inventory(directory: pathlib.Path, deployments: int, sbcs: int) -> pat
 
 def time_python(variables: dict, runs: int) -> tuple[float, int]:
     times, plans = [], 0
-    for _ in range(runs):
+    for dummy in range(runs):
         start = time.perf_counter()
         reports = validate_inventory(variables)
         assert all(not r["errors"] for r in reports), [r["errors"][:2] for r in reports if r["errors"]][:1]
@@ -94,7 +94,7 @@ def time_playbook(playbook: pathlib.Path, inventory: pathlib.Path, runs: int) ->
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"))
     binary = pathlib.Path(sys.executable).parent / "ansible-playbook"
     times = []
-    for _ in range(runs):
+    for dummy in range(runs):
         start = time.perf_counter()
         subprocess.run([str(binary), str(playbook), "-i", str(inventory)], cwd=ROOT, env=env, check=True,
                        stdout=subprocess.DEVNULL, timeout=300)
@@ -103,7 +103,7 @@ def time_playbook(playbook: pathlib.Path, inventory: pathlib.Path, runs: int) ->
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--deployments", type=int, default=20)
     parser.add_argument("--sbcs", type=int, default=8, help="SBCs per site")
     parser.add_argument("--runs", type=int, default=5)

@@ -98,8 +98,8 @@ class KamailioProcess:
         last_error = ""
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise KamailioError("kamailio exited with %s during start:\n%s" % (self.proc.returncode,
-                                                                                    self.log_tail()))
+                raise KamailioError("kamailio exited with %s during start:\n%s"
+                                    % (self.proc.returncode, self.log_tail()))
             try:
                 self.rpc("core.uptime", timeout_s=1.0)
                 return self

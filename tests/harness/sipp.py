@@ -52,8 +52,8 @@ def uas_scenario(code: t.Optional[int], answer_options: bool = True) -> str:
         answer = _template("uas_trying.xml") + _template("uas_answer_200.xml")
         name = "answers 200"
     else:
-        answer = _template("uas_trying.xml") + (_template("uas_answer_error.xml").replace("@CODE@", str(code))
-                                                 .replace("@REASON@", REASONS.get(code, "Error")))
+        error = _template("uas_answer_error.xml").replace("@CODE@", str(code))
+        answer = _template("uas_trying.xml") + error.replace("@REASON@", REASONS.get(code, "Error"))
         name = "answers %d" % code
     options = _template("uas_options_200.xml") if answer_options else "  <nop/>\n"
     return (_template("uas.xml").replace("@NAME@", name).replace("@ANSWER@", answer).replace("@OPTIONS@", options))
@@ -94,7 +94,7 @@ class Message:
 
 def _timestamp(text: str) -> float:
     """SIPp writes "2026-11-29 15:24:50.393839" (local time)."""
-    whole, _, fraction = text.replace("\t", " ").partition(".")
+    whole, dummy, fraction = text.replace("\t", " ").partition(".")
     try:
         return time.mktime(time.strptime(whole, "%Y-%m-%d %H:%M:%S")) + float("0." + (fraction or "0"))
     except ValueError:
@@ -111,7 +111,7 @@ def parse_message_log(path: Path) -> list[Message]:
     for index, head in enumerate(heads):
         end = heads[index + 1].start() if index + 1 < len(heads) else len(text)
         body = text[head.end():end].lstrip("\n")
-        first, _, rest = body.partition("\n")
+        first, dummy, rest = body.partition("\n")
         direction = "sent" if " sent" in first else "received" if "received" in first else "?"
         stamp = _timestamp(head.group(1))
         messages.append(Message(stamp, direction, rest.strip("\n")))
@@ -207,7 +207,7 @@ class CallResult:
 
     def codes(self) -> dict[t.Optional[int], int]:
         counts: dict[t.Optional[int], int] = {}
-        for _, code in self.calls.values():
+        for dummy, code in self.calls.values():
             counts[code] = counts.get(code, 0) + 1
         return counts
 
@@ -323,8 +323,8 @@ def udp_options(source: str, destination: str, port: int = 5060, timeout_s: floa
         cid = uuid.uuid4().hex
         msg = ("OPTIONS sip:%s:%d SIP/2.0\r\nVia: SIP/2.0/UDP %s:%d;branch=z9hG4bK%s\r\nMax-Forwards: 70\r\n"
                "From: <sip:%s@%s>;tag=%s\r\nTo: <sip:%s:%d>\r\nCall-ID: %s\r\nCSeq: 1 OPTIONS\r\n"
-               "Content-Length: 0\r\n\r\n" % (destination, port, source, sport, cid, user, source, cid[:8],
-                                               destination, port, cid))
+               "Content-Length: 0\r\n\r\n"
+               % (destination, port, source, sport, cid, user, source, cid[:8], destination, port, cid))
         sock.sendto(msg.encode(), (destination, port))
         return sock.recv(65535).decode(errors="replace").splitlines()[0]
     except socket.timeout:

@@ -259,7 +259,7 @@ def test_region_down_under_load_new_calls_all_succeed(lab: AcgLab, tmp_path: Pat
     assert len(result.calls) == 200, len(result.calls)
     started_after = {cid: code for cid, (sent, code) in result.calls.items() if sent > down_at}
     assert len(started_after) >= 100, len(started_after)
-    assert set(started_after.values()) == {200}, {c: n for c, n in result.codes().items()}
+    assert set(started_after.values()) == {200}, dict(result.codes())
     failed_before = [cid for cid, (sent, code) in result.calls.items() if code != 200 and sent <= down_at]
     # Calls established before the outage may lose their BYE; none started before may exceed those.
     assert all(sent <= down_at for cid, (sent, code) in result.calls.items() if code != 200), failed_before

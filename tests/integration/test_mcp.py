@@ -75,8 +75,9 @@ class McpTopology(Topology):
         srv, a = super().dns_records()
         for own, other in ((1, 2), (2, 1)):
             # Each region's record: its own MCP at top priority, the other region's lower (R-18).
-            srv["_sip._tls." + self.mcp_hostname(own)] = [(10, 50, 5060, "mcp%d-sip.%s" % (own, self.domain)),
-                                                           (20, 50, 5060, "mcp%d-sip.%s" % (other, self.domain))]
+            srv["_sip._tls." + self.mcp_hostname(own)] = [
+                (10, 50, 5060, "mcp%d-sip.%s" % (own, self.domain)),
+                (20, 50, 5060, "mcp%d-sip.%s" % (other, self.domain))]
             a["mcp%d-sip.%s" % (own, self.domain)] = [self.mcp_address(own)]
         return srv, a
 
@@ -200,9 +201,9 @@ class TestRetryPolicy:
         assert options[MCP1] == options[MCP2] == 0, options
         assert options[P1] >= 3 and options[Q1] >= 3, options
         # Four rows (each MCP in both records), all active and without the probing flag.
-        assert [(set_id, uri.split(":")[1]) for set_id, uri, _ in states] == [
+        assert [(set_id, uri.split(":")[1]) for set_id, uri, dummy in states] == [
             (1101, MCP1), (1102, MCP2), (1201, MCP2), (1202, MCP1)], states
-        assert all(flags == "AX" for _, _, flags in states), states
+        assert all(state[2] == "AX" for state in states), states
 
     @pytest.mark.parametrize("route,first", [
         (mcp_route(1), MCP1),                  # iFC names region 1's MCP: record 1 (MCP1 first)

@@ -209,14 +209,14 @@ def test_healthy_peer_over_mutual_tls(mixed_report: t.Any, pki: StandardPKI) -> 
     assert ok["tls"]["san"] == [HOST1] and ok["tls"]["verified_against"] == HOST1
     assert 28 <= ok["tls"]["days_to_expiry"] <= 30
     assert 0 < ok["rtt_ms"] < 1000
-    seen = [c for c in fronts.fronts["127.0.150.1"].handshakes(ok=True)]
+    seen = list(fronts.fronts["127.0.150.1"].handshakes(ok=True))
     # SNI is the regional hostname (not the SRV target ok1.r1...), and the SBC's cert was presented.
     assert seen and all(c.sni == HOST1 for c in seen)
     assert seen[0].client_san_dns == ("sbc-ams.operator.test",)
 
 
 def test_silent_peer_is_no_reply_and_bounded(mixed_report: t.Any) -> None:
-    report, _ = mixed_report
+    report = mixed_report[0]
     for name in ("silent.r1", "silent.r2"):
         silent = peer(report, t_(name))
         assert silent["failure"] == probe.NO_REPLY and not silent["healthy"]
@@ -227,7 +227,7 @@ def test_silent_peer_is_no_reply_and_bounded(mixed_report: t.Any) -> None:
 
 
 def test_503_to_options(mixed_report: t.Any) -> None:
-    report, _ = mixed_report
+    report = mixed_report[0]
     busy = peer(report, t_("busy.r1"))
     assert busy["failure"] == probe.NON_2XX and busy["code"] == 503 and busy["reason"] == "Service Unavailable"
     assert busy["verdict"] == "fail" and not busy["healthy"]
@@ -238,7 +238,7 @@ def test_503_to_options(mixed_report: t.Any) -> None:
                                            ("expired.r1", probe.TLS_EXPIRED),
                                            ("refused.r1", probe.CONNECT_REFUSED)])
 def test_tls_and_connect_failures(mixed_report: t.Any, name: str, failure: str) -> None:
-    report, _ = mixed_report
+    report = mixed_report[0]
     result = peer(report, t_(name))
     assert result["failure"] == failure, result
     assert not result["healthy"] and result["verdict"] == "fail"
@@ -249,7 +249,7 @@ def test_tls_and_connect_failures(mixed_report: t.Any, name: str, failure: str) 
 
 
 def test_mixed_verdicts(mixed_report: t.Any) -> None:
-    report, _ = mixed_report
+    report = mixed_report[0]
     r1, r2 = region(report, "region1"), region(report, "region2")
     assert r1["verdict"] == "fail" and r1["healthy"] == 1 and r1["total"] == 7
     assert any("TLS verification failed" in reason for reason in r1["reasons"])
@@ -262,8 +262,8 @@ def test_mixed_verdicts(mixed_report: t.Any) -> None:
     assert junit.count("<testcase") == 10 + 2 * 2 + 1 and junit.count("<failure") == 8
 
 
-def test_all_healthy_passes_and_target_outside_the_28_fails(pki: StandardPKI, dns: DnsServer,
-                                                             fronts: Fronts) -> None:
+def test_all_healthy_passes_and_target_outside_the_28_fails(
+        pki: StandardPKI, dns: DnsServer, fronts: Fronts) -> None:
     fronts.add("127.0.150.9", "200", "peer1")
     fronts.add("127.0.151.9", "200", "peer2")
     fronts.add("127.0.152.1", "200", "peer2")  # a perfectly healthy peer, in no range of the deployment

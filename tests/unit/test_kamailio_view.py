@@ -17,7 +17,7 @@ import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import (
-    KamailioViewError, build_view, has_tls_threads_mode, parse_kamailio_version, scale_rweights)
+    build_view, has_tls_threads_mode, parse_kamailio_version, scale_rweights)
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import parse_sbc_settings
@@ -39,7 +39,7 @@ def _plan(transport: str = "udp", resolved: t.Optional[dict[str, t.Any]] = None)
                 "ip_ranges": ["203.0.113.16/28"]}],
            "sites": [{"name": "ams", "service_region": "region1"}, {"name": "fra", "service_region": "region2"}],
            "emergency_dial_strings": ["112", "999"]}
-    deployment, _ = validate_deployment(raw, [Sbc(host="sbc1", site="ams")])
+    deployment, dummy = validate_deployment(raw, [Sbc(host="sbc1", site="ams")])
     if resolved is None:
         resolved = {
             "_sip._tls.pstn-region1." + DOMAIN: {"ttl": 300, "targets": [
@@ -68,8 +68,8 @@ def _settings(raw: dict[str, t.Any], transport: str = "udp") -> dict[str, t.Any]
 def test_sets_follow_plan_order_and_srv_tiers() -> None:
     view = build_view(_plan(), _settings(SETTINGS), "5.6.3")
     sets = view["dispatcher"]["sets"]
-    assert [(s["id"], s["role"], s["srv_priority"]) for s in sets] == [(101, "local", 10), (102, "local", 20),
-                                                                          (201, "remote", 5)]
+    assert [(s["id"], s["role"], s["srv_priority"]) for s in sets] == [
+        (101, "local", 10), (102, "local", 20), (201, "remote", 5)]
     assert view["dispatcher"]["rules"] == "101=11;102=11;201=11"
     first = sets[0]["destinations"]
     assert [(d["address"], d["rweight"]) for d in first] == [("198.51.100.1", 100), ("198.51.100.2", 1)]

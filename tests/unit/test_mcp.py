@@ -47,7 +47,7 @@ def _raw(mcp: t.Optional[dict[str, t.Any]] = None, with_mcp: bool = True) -> dic
 
 
 def _errors(raw: dict[str, t.Any]) -> dict[str, str]:
-    _, findings = validate_deployment(raw, [Sbc(host="sbc1", site="ams"), Sbc(host="sbc2", site="fra")])
+    dummy, findings = validate_deployment(raw, [Sbc(host="sbc1", site="ams"), Sbc(host="sbc2", site="fra")])
     return {f.path: f.message for f in findings.errors}
 
 
@@ -67,8 +67,8 @@ def _resolved() -> dict[str, t.Any]:
 
 
 def _plan(mcp: t.Optional[dict[str, t.Any]] = None, with_mcp: bool = True) -> dict[str, t.Any]:
-    deployment, findings = validate_deployment(_raw(mcp, with_mcp), [Sbc(host="sbc1", site="ams"),
-                                                                      Sbc(host="sbc2", site="fra")])
+    sbcs = [Sbc(host="sbc1", site="ams"), Sbc(host="sbc2", site="fra")]
+    deployment, findings = validate_deployment(_raw(mcp, with_mcp), sbcs)
     assert not findings.errors, [f.render() for f in findings.errors]
     return build_site_plan(deployment, deployment.sites[0], _resolved())
 

@@ -58,7 +58,7 @@ class StreamPeer:
     def _serve(self) -> None:
         self.sock.settimeout(10)
         try:
-            conn, _ = self.sock.accept()
+            conn, dummy = self.sock.accept()
         except OSError:
             return
         with conn:

@@ -81,7 +81,7 @@ def loop(args):
     runs = 0
     force = args.force
     while not stop:
-        _, wait_s = one_run(args, force)
+        dummy, wait_s = one_run(args, force)
         force = False
         runs += 1
         if args.max_runs and runs >= args.max_runs:
