@@ -16,21 +16,19 @@ side 127.0.30.1; core next hop core.acg-k1.test -> 127.0.31.1. Timers: OPTIONS e
 
 from __future__ import annotations
 
-import shutil
 import time
 import typing as t
 from pathlib import Path
 
 import pytest
 
+from harness.tools import needs
 from harness.kamailio import AcgLab, BlockLease, Topology
 from harness.sipp import PeerGroup as Peers, SippCaller, SippPeer, parse_message_log
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(not (shutil.which("kamailio") and shutil.which("sipp") and shutil.which("knotd")
-                            and shutil.which("unshare")),
-                       reason="needs kamailio, sipp (sip-tester), knotd (knot) and unshare"),
+    needs("kamailio", "sipp", "knotd", "unshare"),
 ]
 
 # Filled in by the lab fixture from the address block it leased (concurrent runs never share one).

@@ -17,7 +17,6 @@ Lab (Topology block 100): region 1 peers 127.0.110.1 (SRV 10/60), .2 (10/40), .3
 
 from __future__ import annotations
 
-import shutil
 import time
 import typing as t
 from pathlib import Path
@@ -26,15 +25,14 @@ import pytest
 
 from harness import pki as pkimod
 from harness import rootfs
+from harness.tools import needs
 from harness.kamailio import BlockLease, KamailioProcess, Topology
 from harness.sipp import SippCaller, SippPeer
 from harness.tls_front import Connection, TlsFront, tls_client
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(not (shutil.which("sipp") and shutil.which("knotd") and shutil.which("unshare")
-                            and shutil.which("openssl")),
-                       reason="needs sipp (sip-tester), knotd (knot), unshare and openssl"),
+    needs("sipp", "knotd", "unshare", "openssl"),
 ]
 
 BLOCK = 100

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -33,12 +32,12 @@ import dns.rdatatype
 import pytest
 
 from harness import rootfs
+from harness.tools import needs
 from harness.tls_front import tls_client
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(not all(shutil.which(tool) for tool in ("sipp", "knotd", "unshare", "openssl")),
-                       reason="needs sipp (sip-tester), knotd (knot), unshare and openssl"),
+    needs("sipp", "knotd", "unshare", "openssl"),
     pytest.mark.skipif(os.geteuid() != 0, reason="the lab's Kamailio runs in mount namespaces (root)"),
 ]
 

@@ -22,21 +22,19 @@ Requests reach MCP as an S-CSCF sends them to an AS (acg-facts 3.2): the iFC Ser
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import time
 import typing as t
 from pathlib import Path
 
 import pytest
 
+from harness.tools import needs
 from harness.kamailio import AcgLab, BlockLease, Topology
 from harness.sipp import PeerGroup, SippCaller
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(not (shutil.which("kamailio") and shutil.which("sipp") and shutil.which("knotd")
-                            and shutil.which("unshare")),
-                       reason="needs kamailio, sipp (sip-tester), knotd (knot) and unshare"),
+    needs("kamailio", "sipp", "knotd", "unshare"),
 ]
 
 BLOCK = 92

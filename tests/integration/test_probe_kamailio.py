@@ -12,7 +12,6 @@ dispatcher.list file and its dispatcher.list RPC, exactly what it does on an SBC
 
 from __future__ import annotations
 
-import shutil
 import typing as t
 from pathlib import Path
 
@@ -21,14 +20,13 @@ import pytest
 from ansible_collections.commsgw.routing.plugins.module_utils import probe
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import summary_lines
 from ansible_collections.commsgw.routing.plugins.module_utils.srv import ResolverSettings
+from harness.tools import needs
 from harness.kamailio import AcgLab, Topology
 from harness.sipp import SippPeer
 
 pytestmark = [
     pytest.mark.integration,
-    pytest.mark.skipif(not (shutil.which("kamailio") and shutil.which("sipp") and shutil.which("knotd")
-                            and shutil.which("unshare")),
-                       reason="needs kamailio, sipp (sip-tester), knotd (knot) and unshare"),
+    needs("kamailio", "sipp", "knotd", "unshare"),
 ]
 
 TOPO = Topology(block=150)

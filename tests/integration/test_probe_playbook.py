@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import typing as t
@@ -22,12 +21,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.tools import needs
 from harness.dns import DnsServer
 from harness.pki import standard_pki
 from harness.tls_front import TlsFront
 
 pytestmark = [pytest.mark.integration,
-              pytest.mark.skipif(not (shutil.which("sipp") and shutil.which("knotd")), reason="needs sipp and knotd")]
+              needs("sipp", "knotd")]
 
 REPO = Path(__file__).resolve().parents[2]
 DOMAIN = "acg-lab.commsgw.test"
