@@ -281,12 +281,15 @@ class SippCaller(_Sipp):
 
 class PeerGroup:
     """One SIPp UAS per address for one test (code None: receives and never answers), started on
-    entry and killed on exit. Addresses in ``no_options`` never answer OPTIONS (like MCP)."""
+    entry and killed on exit. A silent peer ignores OPTIONS too, unless listed in ``pinged``
+    (alive for the dispatcher, silent to calls); addresses in ``no_options`` never answer OPTIONS
+    (like MCP)."""
 
     def __init__(self, workdir: Path, behaviours: t.Mapping[str, t.Optional[int]],
-                 no_options: t.Collection[str] = ()) -> None:
+                 no_options: t.Collection[str] = (), pinged: t.Collection[str] = ()) -> None:
         self.peers = {address: SippPeer("peer-%s" % address, workdir, address, code=code,
-                                        answer_options=code is not None and address not in no_options)
+                                        answer_options=(code is not None or address in pinged)
+                                        and address not in no_options)
                       for address, code in behaviours.items()}
 
     def __enter__(self) -> "PeerGroup":

@@ -99,8 +99,9 @@ def test_healthy_calls_go_to_local_best_tier_by_weight(lab: AcgLab, tmp_path: Pa
 @pytest.mark.parametrize("failure", [408, 503, 504, None], ids=["408", "503", "504", "no-response"])
 def test_local_failure_retried_on_another_local_peer(lab: AcgLab, tmp_path: Path, failure: t.Optional[int]) -> None:
     """R-14, R-17: the call completes on another local peer; the caller never sees the error;
-    the other region is untouched."""
-    with Peers(tmp_path, everyone(200, p1=failure)) as peers:
+    the other region is untouched. A silent peer still answers OPTIONS: it is alive for the
+    dispatcher and must be tried (the OPTIONS test covers peers that stop answering those)."""
+    with Peers(tmp_path, everyone(200, p1=failure), pinged=[R1[0]]) as peers:
         settle(lab, alive=R1[:2])
         result = call(tmp_path, "retry", 10, rate=10, hold_ms=0)
         got = peers.invites()
@@ -128,9 +129,10 @@ def test_other_errors_are_relayed_after_exactly_one_attempt(lab: AcgLab, tmp_pat
 
 # ---- hunting to the other region ------------------------------------------------------------
 def test_other_region_only_after_every_local_peer_was_tried(lab: AcgLab, tmp_path: Path) -> None:
-    """R-15: local peers answering 503, 408 and nothing -> each tried once, then region 2 answers."""
-    with Peers(tmp_path, everyone(200, p1=503, p2=408, p3=None)) as peers:
-        settle(lab, alive=R1[:2])
+    """R-15: local peers answering 503, 408 and nothing -> each tried once, then region 2 answers.
+    The silent one still answers OPTIONS, so it is alive when the call comes and must be tried."""
+    with Peers(tmp_path, everyone(200, p1=503, p2=408, p3=None), pinged=[R1[2]]) as peers:
+        settle(lab, alive=R1)
         result = call(tmp_path, "hunt", 1, rate=1, hold_ms=0)
         got = peers.invites()
         remote_times = peers.invite_times(R2[0]) + peers.invite_times(R2[1])
