@@ -42,16 +42,14 @@ files and process sizing). Every field, its default and why:
 from __future__ import annotations
 
 import ipaddress
-import re
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
+from ansible_collections.commsgw.routing.plugins.module_utils.validation import fqdn_problem
 
 SBC_VAR = "commsgw_sbc"
 CORE_TRANSPORTS = ("udp", "tcp")
 ACL_ACTIONS = ("reject", "drop")
-_HOST_RE = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-                      r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$")
 _INT_RANGES: dict[str, tuple[int, int]] = {
     "shared_memory_mb": (64, 65536),
     "private_memory_mb": (4, 1024),
@@ -216,7 +214,8 @@ def _next_hop(raw: t.Any, path: str, findings: Findings) -> t.Optional[dict[str,
     try:
         host = str(ipaddress.IPv4Address(host))
     except ValueError:
-        if not _HOST_RE.match(host) or host.replace(".", "").isdigit():
+        # The host lands inside kamailio.cfg: the inventory's one host-name rule, single labels allowed.
+        if fqdn_problem(host, min_labels=1) is not None or host.replace(".", "").isdigit():
             findings.error(path, "has no valid host", expected, raw)
             return None
     return {"host": host, "port": int(port_text)}

@@ -38,15 +38,16 @@ AZURE_NAME_EXPECTED = "an Azure region name, e.g. 'westeurope' or 'West Europe'"
 RANGE_PREFIX = 28
 
 
-def fqdn_problem(value: str) -> t.Optional[str]:
-    """Why ``value`` is not an RFC 1123 FQDN, or None when it is one."""
+def fqdn_problem(value: str, min_labels: int = 2) -> t.Optional[str]:
+    """Why ``value`` is not an RFC 1123 host name of at least ``min_labels`` labels (2: an FQDN),
+    or None when it is one."""
     if not value or len(value) > 253:
         return "is empty or longer than 253 characters"
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
         return "contains whitespace or control characters"
     # One trailing dot (an absolute name) is fine; 'a.b..' is an empty label, not a root.
     labels = (value[:-1] if value.endswith(".") else value).split(".")
-    if len(labels) < 2:
+    if len(labels) < min_labels:
         return "is not fully qualified (needs at least two labels)"
     bad = [label for label in labels if not LABEL_RE.match(label)]
     if bad:

@@ -153,6 +153,9 @@ def test_version_thresholds() -> None:
     (dict(SETTINGS, acg_listen={"address": "0.0.0.0"}), "acg_listen.address"),
     (dict(SETTINGS, core_listen={"address": "192.0.2.10", "port": 5060}), "core_listen"),
     (dict(SETTINGS, core_next_hop="10.0.0.20"), "core_next_hop"),
+    # The host ends up inside kamailio.cfg: nothing that could break out of the string.
+    (dict(SETTINGS, core_next_hop="core\n:5060"), "core_next_hop"),
+    (dict(SETTINGS, core_next_hop='co"re:5060'), "core_next_hop"),
     (dict(SETTINGS, core_listen={"address": "10.0.0.10", "transport": "sctp"}), "core_listen.transport"),
     (dict(SETTINGS, config_dir="etc/kamailio"), "config_dir"),
     (dict(SETTINGS, tcp_workers=0), "tcp_workers"),
