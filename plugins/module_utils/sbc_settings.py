@@ -109,7 +109,9 @@ def _mapping(raw: t.Any, path: str, fields: t.Sequence[str], findings: Findings)
 def _abs_path(raw: t.Any, path: str, default: t.Optional[str], findings: Findings) -> t.Optional[str]:
     if raw is None:
         return default
-    if not isinstance(raw, str) or not raw.startswith("/") or any(ch.isspace() or ch == '"' for ch in raw):
+    # Paths are written into quoted strings of kamailio.cfg and tls.cfg.
+    unsafe = isinstance(raw, str) and any(ch.isspace() or ch == '"' or ord(ch) < 32 or ord(ch) == 127 for ch in raw)
+    if not isinstance(raw, str) or not raw.startswith("/") or unsafe:
         findings.error(path, "is not an absolute path", "an absolute path without spaces or quotes", raw)
         return default
     return raw.rstrip("/") or "/"

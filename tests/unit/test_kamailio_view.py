@@ -158,6 +158,7 @@ def test_version_thresholds() -> None:
     (dict(SETTINGS, core_next_hop='co"re:5060'), "core_next_hop"),
     (dict(SETTINGS, core_listen={"address": "10.0.0.10", "transport": "sctp"}), "core_listen.transport"),
     (dict(SETTINGS, config_dir="etc/kamailio"), "config_dir"),
+    (dict(SETTINGS, config_dir="/etc/kam\x01ailio"), "config_dir"),
     (dict(SETTINGS, tcp_workers=0), "tcp_workers"),
     (dict(SETTINGS, acl_action="ignore"), "acl_action"),
     (dict(SETTINGS, colour="blue"), "colour"),
