@@ -84,3 +84,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if os.environ.get("CI") == "true" and report.skipped and not hasattr(report, "wasxfail"):
         report.outcome = "failed"
         report.longrepr = "skipped in CI, where every test must run: %s" % (report.longrepr,)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _temp_dirs_searchable(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Kamailio under test runs as user kamailio (as on an SBC), so the temporary directories that
+    hold its configuration must be searchable by it; pytest makes them 0700. Search only (o+x):
+    nothing in them becomes listable or readable by other users."""
+    def searchable(path: Path) -> Path:
+        path.chmod(path.stat().st_mode | 0o011)
+        return path
+
+    base = tmp_path_factory.getbasetemp()
+    searchable(base.parent)
+    searchable(base)
+    original = tmp_path_factory.mktemp
+
+    def mktemp(basename: str, numbered: bool = True) -> Path:
+        return searchable(original(basename, numbered))
+
+    # tmp_path and every module fixture's mktemp go through the factory's mktemp.
+    tmp_path_factory.mktemp = mktemp  # type: ignore[method-assign]

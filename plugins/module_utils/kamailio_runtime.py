@@ -22,6 +22,7 @@ import dataclasses
 import ipaddress
 import json
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -61,17 +62,57 @@ class RpcEndpoints:
         return RpcEndpoints(move(self.socket), move(self.fifo), move(self.fifo_reply_dir) or "/tmp")
 
 
+_DIRECTIVE_RE = re.compile(r"^\s*(?:#!|!!)(?P<word>ifdef|ifndef|else|endif|define|trydef|redefine|undef)\b"
+                           r"\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)?")
+
+
+def active_text(cfg_text: str, defined: t.Iterable[str] = ()) -> str:
+    """The lines of a kamailio.cfg that Kamailio's preprocessor keeps (``#!ifdef`` blocks resolved).
+
+    Why: a stock configuration (Debian's) sets jsonrpcs and ctl parameters inside blocks such as
+    ``#!ifdef WITH_JSONRPC`` that are not active; reading them would point the RPC client at
+    endpoints the running Kamailio never opened. ``defined`` stands for ``-A NAME`` options.
+    """
+    names = set(defined)
+    stack: list[tuple[bool, bool]] = []  # (enclosing block active, this branch active)
+    kept = []
+    for line in cfg_text.splitlines():
+        match = _DIRECTIVE_RE.match(line)
+        active = all(branch for _, branch in stack)
+        if not match:
+            if active:
+                kept.append(line)
+            continue
+        word, name = match.group("word"), match.group("name") or ""
+        if word in ("ifdef", "ifndef"):
+            stack.append((active, (name in names) == (word == "ifdef")))
+        elif word == "else" and stack:
+            outer, branch = stack.pop()
+            stack.append((outer, not branch))
+        elif word == "endif" and stack:
+            stack.pop()
+        elif active and word in ("define", "trydef", "redefine"):
+            names.add(name)
+        elif active and word == "undef":
+            names.discard(name)
+    return "\n".join(kept)
+
+
 def rpc_endpoints(cfg_text: str, run_dir: str = DEFAULT_RUN_DIR) -> RpcEndpoints:
     """The jsonrpcs datagram socket and FIFO a configuration opens (relative paths live in the run dir)."""
-    params = {m.group("name"): m.group("value").strip() for m in _MODPARAM_RE.finditer(cfg_text)}
-    transport = params.get("transport", "0")
+    params = {m.group("name"): m.group("value").strip() for m in _MODPARAM_RE.finditer(active_text(cfg_text))}
+    try:
+        transport = int(params.get("transport", "0"))
+    except ValueError:
+        transport = 0
+    # jsonrpcs "transport": 0 = all, otherwise a bit mask (1 FIFO, 2 datagram, 4 HTTP).
 
     def where(value: t.Optional[str], default: str) -> str:
         value = value or default
         return value if value.startswith("/") else os.path.join(run_dir, value)
 
-    sock = where(params.get("dgram_socket"), DEFAULT_SOCKET_NAME) if transport in ("0", "2") else None
-    fifo = where(params.get("fifo_name"), DEFAULT_FIFO_NAME) if transport in ("0", "1") else None
+    sock = where(params.get("dgram_socket"), DEFAULT_SOCKET_NAME) if transport == 0 or transport & 2 else None
+    fifo = where(params.get("fifo_name"), DEFAULT_FIFO_NAME) if transport == 0 or transport & 1 else None
     if sock and sock.startswith("unix:"):
         sock = sock[len("unix:"):]
     return RpcEndpoints(sock, fifo, params.get("fifo_reply_dir") or "/tmp")
@@ -80,7 +121,7 @@ def rpc_endpoints(cfg_text: str, run_dir: str = DEFAULT_RUN_DIR) -> RpcEndpoints
 def listen_addresses(cfg_text: str) -> list[str]:
     """IPv4 addresses the configuration listens on (they must exist in the candidate's namespace)."""
     found = set()
-    for match in _LISTEN_RE.finditer(cfg_text):
+    for match in _LISTEN_RE.finditer(active_text(cfg_text)):
         try:
             found.add(str(ipaddress.IPv4Address(match.group("addr"))))
         except ValueError:
@@ -189,7 +230,7 @@ class CandidateResult:
 
 def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/kamailio",
                   run_dir: str = DEFAULT_RUN_DIR, timeout_s: float = 15.0, shm_mb: int = 64, pkg_mb: int = 8,
-                  cfg_name: str = "kamailio.cfg") -> CandidateResult:
+                  cfg_name: str = "kamailio.cfg", user: t.Optional[str] = None) -> CandidateResult:
     """Start the configuration in ``candidate_dir`` as if it lived in ``config_dir``; True once it serves.
 
     Why namespaces: the candidate must bind the very addresses and ports the live SBC holds, read
@@ -197,6 +238,9 @@ def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/
     them. ``unshare --net --mount`` gives it a loopback of its own (the listen addresses are added
     to it), the candidate tree bind-mounted over the configuration directory and a scratch run
     directory over the live one, so nothing of the running SBC is disturbed.
+
+    With ``user`` the candidate runs as that user from its first instruction, as the Debian unit
+    (``User=kamailio``) runs the live one: a file only root can read fails here, not at the swap.
     """
     started = time.monotonic()
     with open(os.path.join(candidate_dir, cfg_name), encoding="utf-8") as handle:
@@ -207,14 +251,24 @@ def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/
     os.makedirs(run_dir, exist_ok=True)  # the mount point must exist; harmless where it does
     log_path = os.path.join(scratch, "kamailio.log")
     addresses = [a for a in listen_addresses(cfg_text) if not ipaddress.IPv4Address(a).is_loopback]
+    drop = extra = ""
+    if user:
+        # The scratch run dir is mounted over the live one; only its own mode matters to the user.
+        account = pwd.getpwnam(user)
+        os.chown(cand_run, account.pw_uid, account.pw_gid)
+        if _is_elf(binary):
+            drop = "setpriv --reuid=%d --regid=%d --init-groups " % (account.pw_uid, account.pw_gid)
+        else:
+            # A wrapper (kamailio_rootfs) needs root for its own mounts: Kamailio drops privileges itself.
+            extra = " -u %d -g %d" % (account.pw_uid, account.pw_gid)
     script = "\n".join([
         "set -e",
         "ip link set lo up",
         *["ip addr add %s/32 dev lo" % a for a in addresses],
         "mount --bind %s %s" % (_q(candidate_dir), _q(config_dir)),
         "mount --bind %s %s" % (_q(cand_run), _q(run_dir)),
-        "exec %s -f %s -DD -E -w %s -m %d -M %d" % (_q(binary), _q(os.path.join(config_dir, cfg_name)),
-                                                    _q(scratch), shm_mb, pkg_mb),
+        "exec %s%s -f %s -DD -E -w %s -m %d -M %d%s" % (drop, _q(binary), _q(os.path.join(config_dir, cfg_name)),
+                                                        _q(run_dir), shm_mb, pkg_mb, extra),
     ])
     endpoints = rpc_endpoints(cfg_text, run_dir).relocated(run_dir, cand_run)
     with open(log_path, "wb") as log:
@@ -243,6 +297,14 @@ def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/
             log_text = handle.read()
         shutil.rmtree(scratch, ignore_errors=True)
     return CandidateResult(ok, round(time.monotonic() - started, 3), detail, log_text[-4000:])
+
+
+def _is_elf(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4) == b"\x7fELF"
+    except OSError:
+        return False
 
 
 def _stop_group(proc: "subprocess.Popen[bytes]", grace_s: float = 5.0) -> None:

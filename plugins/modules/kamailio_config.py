@@ -14,6 +14,9 @@ description:
     (C(unshare --net --mount)) where the candidate tree is bind-mounted over O(config_dir), a scratch
     directory over O(run_dir) and the listen addresses are added to its own loopback. It must answer
     the jsonrpc C(core.version) within O(start_timeout) seconds; then it is stopped.
+  - The candidate tree is the whole future O(config_dir) (subdirectories such as C(tls/), symlinks,
+    owners and modes kept) with the changed files in place, and the candidate runs as O(run_as), the
+    user the live Kamailio runs as, so a file that user cannot read fails here and not at the swap.
   - Only then the current files are copied to a time-stamped backup directory and each changed file
     is replaced atomically. The result says what the running Kamailio needs, either a restart
     (RV(restart_required), when anything but the peer list or the address list changed) or run-time
@@ -74,8 +77,15 @@ options:
     description: Private memory per process of the candidate (C(-M)).
     type: int
     default: 8
+  run_as:
+    description:
+      - User the candidate runs as (from its first instruction, like the Debian unit's C(User=kamailio)).
+      - Empty runs it as root.
+    type: str
+    default: ""
   mode:
-    description: Permissions of the written files.
+    description: Permissions of the written files (and of files whose content is unchanged but whose
+      permissions, owner or group differ).
     type: str
     default: "0644"
   owner:
@@ -114,6 +124,11 @@ changed_files:
   returned: always
   type: list
   elements: str
+attributes_fixed:
+  description: Files whose content is unchanged but whose mode, owner or group were (or would be) corrected.
+  returned: always
+  type: list
+  elements: str
 restart_required:
   description: True when a file other than dispatcher.list, address.list or commsgw-srv.json changed.
   returned: always
@@ -135,7 +150,9 @@ candidate:
 """
 
 import datetime
+import grp
 import os
+import pwd
 import shutil
 import tempfile
 
@@ -156,21 +173,57 @@ def _read(path):
         return None
 
 
-def _write_atomic(path, content, module, mode, owner, group):
+def _ids(owner, group):
+    """uid and gid to set (-1 = leave as is), from names or numbers."""
+    def lookup(name, by_name):
+        if not name:
+            return -1
+        return int(name) if str(name).isdigit() else by_name(name)
+    return (lookup(owner, lambda n: pwd.getpwnam(n).pw_uid), lookup(group, lambda n: grp.getgrnam(n).gr_gid))
+
+
+def _set_attributes(path, mode, owner, group):
+    uid, gid = _ids(owner, group)
+    os.chown(path, uid, gid)
+    os.chmod(path, int(mode, 8))
+
+
+def _attributes_differ(path, mode, owner, group):
+    info = os.stat(path)
+    uid, gid = _ids(owner, group)
+    return ((info.st_mode & 0o7777) != int(mode, 8) or uid not in (-1, info.st_uid)
+            or gid not in (-1, info.st_gid))
+
+
+def _write_atomic(path, content, mode, owner, group):
     directory = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(prefix=".commsgw-", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(content)
-        os.chmod(tmp, int(mode, 8))
-        if owner or group:
-            module.set_owner_if_different(tmp, owner, False)
-            module.set_group_if_different(tmp, group, False)
+        _set_attributes(tmp, mode, owner, group)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _mirror_tree(source, dest):
+    """Copy the live tree into ``dest``: subdirectories, symlinks as links, modes and owners.
+
+    The candidate sees exactly what the live Kamailio will see after the swap (certificates in
+    tls/, included files, links), owned as they are, since it runs as the live user.
+    """
+    def ignore(directory, names):
+        return [n for n in names if n.startswith(".commsgw")] if directory == source else []
+    shutil.copytree(source, dest, symlinks=True, ignore=ignore, dirs_exist_ok=True)
+    for root, dirs, names in os.walk(dest):
+        for name in [""] + dirs + names:
+            copy = os.path.join(root, name) if name else root
+            info = os.lstat(os.path.join(source, os.path.relpath(copy, dest)))
+            os.lchown(copy, info.st_uid, info.st_gid)
+    shutil.copystat(source, dest)
 
 
 def _prune(backup_dir, keep):
@@ -189,6 +242,15 @@ def _present(module, result):
     current = {name: _read(os.path.join(config_dir, name)) for name in files}
     changed = sorted(name for name, content in files.items() if current[name] != content)
     result["changed_files"] = changed
+    fix = sorted(name for name in files if name not in changed
+                 and _attributes_differ(os.path.join(config_dir, name), params["mode"], params["owner"],
+                                        params["group"]))
+    result["attributes_fixed"] = fix
+    if fix:
+        result["changed"] = True
+        if not module.check_mode:
+            for name in fix:
+                _set_attributes(os.path.join(config_dir, name), params["mode"], params["owner"], params["group"])
     result["restart_required"] = any(name not in RELOADS and name not in PASSIVE for name in changed)
     result["reload"] = [] if result["restart_required"] else [RELOADS[n] for n in changed if n in RELOADS]
     if module._diff:
@@ -202,21 +264,23 @@ def _present(module, result):
     os.makedirs(config_dir, exist_ok=True)
     if params["test_start"]:
         # The candidate is the whole future tree: unchanged files too, since the cfg includes them.
-        staging = tempfile.mkdtemp(prefix="commsgw-staging-")
+        # A private parent (0700): the tree may hold the private key; only its mount point is seen.
+        parent = tempfile.mkdtemp(prefix="commsgw-staging-")
+        staging = os.path.join(parent, "config")
         try:
-            for name in os.listdir(config_dir):
-                source = os.path.join(config_dir, name)
-                if os.path.isfile(source) and not name.startswith(".commsgw"):
-                    shutil.copy2(source, os.path.join(staging, name))
+            _mirror_tree(config_dir, staging)
             for name, content in files.items():
-                with open(os.path.join(staging, name), "w", encoding="utf-8") as handle:
+                path = os.path.join(staging, name)
+                if os.path.lexists(path):
+                    os.unlink(path)
+                with open(path, "w", encoding="utf-8") as handle:
                     handle.write(content)
-            os.chmod(staging, 0o755)
+                _set_attributes(path, params["mode"], params["owner"], params["group"])
             outcome = try_candidate(staging, config_dir, binary=params["binary"], run_dir=params["run_dir"],
                                     timeout_s=params["start_timeout"], shm_mb=params["shared_memory_mb"],
-                                    pkg_mb=params["pkg_memory_mb"])
+                                    pkg_mb=params["pkg_memory_mb"], user=params["run_as"] or None)
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            shutil.rmtree(parent, ignore_errors=True)
         result["candidate"] = {"ok": outcome.ok, "seconds": outcome.seconds, "detail": outcome.detail,
                                "log": outcome.log}
         if not outcome.ok:
@@ -239,7 +303,7 @@ def _present(module, result):
         handle.write("".join(n + "\n" for n in absent))
     result["backup"] = backup
     for name in changed:
-        _write_atomic(os.path.join(config_dir, name), files[name], module, params["mode"], params["owner"],
+        _write_atomic(os.path.join(config_dir, name), files[name], params["mode"], params["owner"],
                       params["group"])
     _prune(backup_dir, params["keep_backups"])
 
@@ -262,7 +326,7 @@ def _restored(module, result):
         return
     for name in names:
         if name in changed:
-            _write_atomic(os.path.join(config_dir, name), _read(os.path.join(backup, name)), module,
+            _write_atomic(os.path.join(config_dir, name), _read(os.path.join(backup, name)),
                           params["mode"], params["owner"], params["group"])
     for name in absent:
         path = os.path.join(config_dir, name)
@@ -285,6 +349,7 @@ def main():
             "start_timeout": {"type": "float", "default": 15.0},
             "shared_memory_mb": {"type": "int", "default": 128},
             "pkg_memory_mb": {"type": "int", "default": 8},
+            "run_as": {"type": "str", "default": ""},
             "mode": {"type": "str", "default": "0644"},
             "owner": {"type": "str"},
             "group": {"type": "str"},
@@ -292,7 +357,8 @@ def main():
         required_if=[("state", "restored", ["backup"])],
         supports_check_mode=True,
     )
-    result = {"changed": False, "changed_files": [], "restart_required": False, "reload": [], "backup": ""}
+    result = {"changed": False, "changed_files": [], "attributes_fixed": [], "restart_required": False, "reload": [],
+              "backup": ""}
     if module.params["state"] == "present":
         _present(module, result)
     else:

@@ -55,6 +55,13 @@ options:
     description: Working directory (core files land there); process mode.
     type: path
     default: /var/tmp
+  user:
+    description:
+      - Process mode; the user and group Kamailio drops to after start (C(-u), C(-g)); the run directory is
+        given to that user. Empty keeps root, which nothing facing the internet should use.
+      - systemd mode ignores it; the unit's C(User=) (C(kamailio) in Debian's unit) decides.
+    type: str
+    default: kamailio
   shared_memory_mb:
     description: Shared memory (C(-m)), process mode.
     type: int
@@ -112,6 +119,7 @@ reloaded:
 """
 
 import os
+import pwd
 import signal
 import time
 
@@ -174,12 +182,25 @@ class Controller:
         if self.p["manager"] == "systemd":
             self._systemctl("start", self.p["service"])
         else:
+            created = [path for path in (self.p["run_dir"], self.p["work_dir"]) if not os.path.isdir(path)]
             for path in (os.path.dirname(self.p["pid_file"]), self.p["run_dir"], self.p["work_dir"]):
                 os.makedirs(path, exist_ok=True)
             # -E keeps the log on stderr after daemonising, so it lands in log_file.
             cmd = [self.p["binary"], "-f", self.p["config"], "-P", self.p["pid_file"], "-E",
                    "-w", self.p["work_dir"], "-m", str(self.p["shared_memory_mb"]),
                    "-M", str(self.p["pkg_memory_mb"])]
+            if self.p["user"]:
+                # After dropping to the user Kamailio creates its RPC endpoints in the run dir.
+                try:
+                    account = pwd.getpwnam(self.p["user"])
+                except KeyError:
+                    self.module.fail_json(msg="user %r does not exist on this host" % self.p["user"])
+                # The run dir is Kamailio's own; a work dir only when created here (never /var/tmp itself).
+                for path in [self.p["run_dir"]] + [p for p in created if p != self.p["run_dir"]]:
+                    os.chown(path, account.pw_uid, account.pw_gid)
+                    os.chmod(path, 0o770)
+                # Numeric ids: a kamailio_rootfs wrapper resolves names in its own tree's passwd.
+                cmd += ["-u", str(account.pw_uid), "-g", str(account.pw_gid)]
             rc = start_detached(cmd, self.p["log_file"], self.p["timeout"])
             if rc not in (0, None):
                 self.fail_start("kamailio exited with status %s while starting" % rc)
@@ -256,6 +277,7 @@ def main():
             "run_dir": {"type": "path", "default": "/run/kamailio"},
             "log_file": {"type": "path", "default": "/var/log/kamailio-commsgw.log"},
             "work_dir": {"type": "path", "default": "/var/tmp"},
+            "user": {"type": "str", "default": "kamailio"},
             "shared_memory_mb": {"type": "int", "default": 128},
             "pkg_memory_mb": {"type": "int", "default": 8},
             "reload": {"type": "list", "elements": "str", "default": []},

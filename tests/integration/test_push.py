@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import re
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -157,6 +159,16 @@ def test_first_onboard_starts_the_sbc(sbc: Sbc) -> None:
     assert _options("127.0.212.9", ACG) == "SIP/2.0 200 OK"
     assert _options("127.0.99.9", ACG) == "SIP/2.0 403 Forbidden"
     assert sbc.dispatcher_uris() == {"sip:127.0.212.1:5060;transport=udp", "sip:127.0.212.2:5060;transport=udp"}
+
+
+def test_kamailio_runs_as_kamailio_and_files_are_not_world_readable(sbc: Sbc) -> None:
+    kamailio = pwd.getpwnam("kamailio")
+    with open("/proc/%d/status" % sbc.pid(), encoding="ascii") as handle:
+        uids = re.search(r"^Uid:\s+(\d+)\s+(\d+)", handle.read(), re.MULTILINE)
+    assert uids and (int(uids.group(1)), int(uids.group(2))) == (kamailio.pw_uid, kamailio.pw_uid)
+    for name in ("kamailio.cfg", "dispatcher.list", "address.list", "commsgw-srv.json"):
+        info = (sbc.etc / name).stat()
+        assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (0, kamailio.pw_gid, 0o640), name
 
 
 def test_second_run_changes_nothing(sbc: Sbc) -> None:
