@@ -37,6 +37,7 @@ import argparse
 import contextlib
 import dataclasses
 import fcntl
+import grp
 import hashlib
 import ipaddress
 import json
@@ -79,9 +80,20 @@ class SimError(RuntimeError):
     """A request the simulator cannot carry out (unknown peer, bad behaviour, not running...)."""
 
 
-def _loopback(address: str) -> str:
-    if not ipaddress.IPv4Address(address).is_loopback:
-        raise SimError("%s is not a loopback address: the simulator runs on 127.0.0.0/8 only" % address)
+def _local(address: str) -> str:
+    """``address`` when it is on this machine: loopback, or an address of a test bridge we created
+    (the production-shaped SBC hosts reach the simulator there). Anything else is refused, so the
+    simulator can never send to or pose as a host that is not ours."""
+    if ipaddress.IPv4Address(address).is_loopback:
+        return address
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.bind((address, 0))
+    except OSError:
+        raise SimError("%s is neither a loopback address nor one of this machine's: the simulator runs on "
+                       "127.0.0.0/8 or on addresses of a test bridge only" % address) from None
+    finally:
+        probe.close()
     return address
 
 
@@ -183,6 +195,18 @@ class SimPeer:
         return self.region_outage or self.behaviour
 
 
+def _key_for_kamailio(path: Path) -> None:
+    """The SBC's key as an operator installs it: root's, readable by Kamailio's group (it runs as
+    user kamailio), by nobody else; 0600 where there is no kamailio group."""
+    try:
+        gid = grp.getgrnam("kamailio").gr_gid
+    except KeyError:
+        os.chmod(path, 0o600)
+        return
+    os.chown(path, 0, gid)
+    os.chmod(path, 0o640)
+
+
 class AcgSim:
     """DNS + PKI + TLS/SIPp peers for one deployment (a dict shaped like ``commsgw_deployment``)."""
 
@@ -212,8 +236,8 @@ class AcgSim:
             raise SimError("peers per region must be 1..13 (a /28 has 14 host addresses; .14 is kept for MCP)")
         for region in self._regions():
             network = ipaddress.IPv4Network(region["ip_ranges"][0])
-            _loopback(str(network.network_address))
             hosts = list(network.hosts())
+            _local(str(hosts[0]))  # fail early, before anything starts
             for index in range(1, self.peers_per_region + 1):
                 priority, weight = DEFAULT_PEER_SRV[index - 1] if index <= len(DEFAULT_PEER_SRV) else (20, 100)
                 self.peers.append(SimPeer(
@@ -261,6 +285,7 @@ class AcgSim:
                 self.operator_ca = TestCA.__new__(TestCA)  # paths only: nothing is issued any more
                 self.operator_ca.cert = Path(manifest["operator_ca"])
                 self.peer_certs = {n: _Cert(Path(c), Path(k)) for n, (c, k) in manifest["peers"].items()}
+                _key_for_kamailio(self.pki_dir / "sbc.key")
                 return
         if self.pki_dir.exists():
             shutil.rmtree(self.pki_dir)
@@ -277,7 +302,7 @@ class AcgSim:
         shutil.copyfile(sbc.chain, self.pki_dir / "sbc.chain.pem")
         shutil.copyfile(sbc.cert, self.pki_dir / "sbc.crt")
         shutil.copyfile(sbc.key, self.pki_dir / "sbc.key")
-        os.chmod(self.pki_dir / "sbc.key", 0o600)
+        _key_for_kamailio(self.pki_dir / "sbc.key")
         peers = {n: (str(c.chain), str(c.key)) for n, c in self.peer_certs.items()}
         files = [str(self.pki_dir / f) for f in ("ca-bundle.pem", "sbc.chain.pem", "sbc.key")]
         files += [str(self.operator_ca.cert)] + [f for pair in peers.values() for f in pair]
@@ -322,7 +347,7 @@ class AcgSim:
         workdir = self.run_dir / "dns"
         if self.dns_address:
             try:
-                self.dns = DnsServer(workdir, address=_loopback(self.dns_address)).start()
+                self.dns = DnsServer(workdir, address=_local(self.dns_address)).start()
             except RuntimeError as exc:  # AddressBusy is a RuntimeError: fall back to a free address
                 print("acg-sim: DNS address %s unavailable (%s); picking a free 127.0.53.x" % (self.dns_address, exc),
                       file=sys.stderr)
@@ -366,7 +391,7 @@ class AcgSim:
             return
         if peer.front is None:
             cert = self.peer_certs[peer.hostname]
-            peer.front = TlsFront(listen=(_loopback(peer.address), PEER_PORT),
+            peer.front = TlsFront(listen=(_local(peer.address), PEER_PORT),
                                   backend=(peer.address, BACKEND_PORT, "udp"), cert=cert.chain, key=cert.key,
                                   client_ca=self.operator_ca.cert, require_sni=True).start()
         if behaviour == "silent":
@@ -767,8 +792,8 @@ def place_calls(state_dir: Path, target: str, source: str, count: int, rate: flo
                 name: str = "calls") -> dict[str, t.Any]:
     """``count`` calls from ``source`` (the operator core) to ``target`` (an SBC's core side); bounded."""
     host, port = target.rsplit(":", 1) if ":" in target else (target, "5060")
-    _loopback(host)
-    _loopback(source)
+    _local(host)
+    _local(source)
     if not 1 <= count <= 1000:
         raise SimError("count must be 1..1000")
     workdir = Path(state_dir) / "calls"

@@ -1,0 +1,309 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Onboarding the shape operators run: Debian SBC hosts over SSH with become, the README's defaults.
+
+Three hosts boot under systemd-nspawn with systemd as PID 1 (tests/harness/sbc_hosts.py): two
+Debian 13 hosts (Kamailio 6.0 from the distribution package, the two sites of a production
+deployment over mutual TLS) and one Debian 12 host (Kamailio 5.6, plain transport). Ansible reaches
+them over real SSH as the non-root user ``ops`` with sudo and a password. Nothing here sets
+``kamailio_service_manager`` or ``ansible_connection``: the role runs the package's own
+``kamailio.service`` as user ``kamailio``, the certificates live in ``/etc/kamailio/tls`` as the
+README says. The simulated ACG (tests/harness/acg_sim.py: Knot DNS, mutual-TLS fronts demanding
+SNI, SIPp peers) listens on addresses of the test bridge, so calls really cross it.
+
+The tests run in order on one set of hosts: check mode on fresh hosts, the onboarding, calls, the
+second run, the failures that must leave the SBC serving, then Debian 12.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import typing as t
+from pathlib import Path
+
+import pytest
+
+from harness.acg_sim import AcgSim
+from harness.dns import DnsServer
+from harness.sbc_hosts import Guest, SbcHostLab
+from harness.sipp import SippCaller, SippPeer
+from harness.tools import needs
+
+pytestmark = needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh")
+
+ROOT = Path(__file__).resolve().parents[2]
+BRIDGE = "cgwprod0"
+SUBNET = "10.214.0.0/24"
+CORE = "10.214.0.2"            # the operator core placing calls (SIPp on the host)
+CORE_NEXT_HOP = "10.214.0.3:5060"
+ACG_DNS = "10.214.0.53"        # the simulated ACG's DNS (Knot)
+OLD_DNS = "10.214.0.54"        # DNS of the Debian 12 plain-transport deployment
+REGION1 = "10.214.0.16/28"
+REGION2 = "10.214.0.32/28"
+OLD_PEERS = {"p1.acg-old.commsgw.test": "10.214.0.49", "p2.acg-old.commsgw.test": "10.214.0.50"}
+AMS = Guest("sbc-ams-1", "trixie", "10.214.0.11")
+DUB = Guest("sbc-dub-1", "trixie", "10.214.0.12")
+OLD = Guest("sbc-old-1", "bookworm", "10.214.0.13")
+TLS_DIR = "/etc/kamailio/tls"
+PLAYBOOK_TIMEOUT_S = 420
+
+DEPLOYMENT: dict[str, t.Any] = {
+    "name": "prodshape", "type": "production", "base_domain": "acg-prod.commsgw.test",
+    "management_region": "West Europe",
+    # Bridge addresses stand in for ACG's public /28s: explicitly allowed for this test rig only.
+    "allow_non_public_ranges": True, "acg_transport": "tls",
+    "service_regions": [
+        {"name": "region1", "azure_region": "westeurope", "hostname": "pstn-region1.acg-prod.commsgw.test",
+         "ip_ranges": [REGION1]},
+        {"name": "region2", "azure_region": "northeurope", "hostname": "pstn-region2.acg-prod.commsgw.test",
+         "ip_ranges": [REGION2]}],
+    "sites": [{"name": "amsterdam", "service_region": "region1"}, {"name": "dublin", "service_region": "region2"}],
+    "routing": {"options_interval_s": 1, "failure_threshold": 2, "recovery_threshold": 1, "invite_timer_ms": 1000},
+    "emergency_dial_strings": ["112", "999"],
+}
+
+
+def _sbc(guest: Guest, tls: bool = True) -> dict[str, t.Any]:
+    """commsgw_sbc as the README documents it: only addresses, next hop and the default TLS paths."""
+    settings: dict[str, t.Any] = {
+        "acg_listen": {"address": guest.address, "port": 5061 if tls else 5060},
+        "core_listen": {"address": guest.address, "port": 5070, "transport": "udp"},
+        "core_next_hop": CORE_NEXT_HOP,
+    }
+    if tls:
+        settings["tls"] = {"certificate": TLS_DIR + "/sbc.chain.pem", "private_key": TLS_DIR + "/sbc.key",
+                           "ca_bundle": TLS_DIR + "/acg-roots.pem"}
+    return settings
+
+
+def _write_inventory(path: Path, lab: SbcHostLab, deployment: dict[str, t.Any],
+                     sites: dict[str, list[tuple[Guest, dict[str, t.Any]]]], extra: dict[str, t.Any]) -> Path:
+    groups = {"site_" + site: {"hosts": {g.name: dict(lab.inventory_vars(g.name), commsgw_sbc=sbc)
+                                         for g, sbc in members},
+                               "vars": {"commsgw_site": site, "commsgw_sbc_platform": "kamailio"}}
+              for site, members in sites.items()}
+    inventory = {"all": {"vars": extra, "children": {"acg_" + deployment["name"]: {
+        "vars": {"commsgw_deployment": deployment}, "children": groups}}}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(inventory, indent=1))
+    return path
+
+
+def _play(inventory: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory), *args]
+    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_HOST_KEY_CHECKING="False")
+    started = time.monotonic()
+    proc = subprocess.run(cmd, cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=PLAYBOOK_TIMEOUT_S,
+                          check=False)
+    print("ansible-playbook %s: rc %d in %.1f s" % (" ".join(args), proc.returncode, time.monotonic() - started))
+    if check and proc.returncode != 0:
+        raise AssertionError("ansible-playbook %s failed (%d):\n%s\n%s"
+                             % (args, proc.returncode, proc.stdout[-8000:], proc.stderr[-2000:]))
+    return proc
+
+
+def _recap(output: str, host: str) -> dict[str, int]:
+    match = re.search(r"^%s\s*:\s*(.*)$" % re.escape(host), output, re.MULTILINE)
+    assert match, output[-3000:]
+    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(1))}
+
+
+class Rig:
+    """The booted hosts, the simulated ACG and the inventories."""
+
+    def __init__(self, lab: SbcHostLab, sim: AcgSim, old_dns: DnsServer, old_peers: list[SippPeer],
+                 tmp: Path) -> None:
+        self.lab, self.sim, self.old_dns, self.old_peers, self.tmp = lab, sim, old_dns, old_peers, tmp
+        common = {"commsgw_dns_nameservers": [ACG_DNS], "commsgw_onboard_probe": True,
+                  # The test CA of the simulator signs the SBC's certificate; ACG's roots are another CA.
+                  "kamailio_tls_chain_ca": TLS_DIR + "/operator-root.pem"}
+        self.inventory = _write_inventory(tmp / "production" / "hosts.json", lab, DEPLOYMENT,
+                                          {"amsterdam": [(AMS, _sbc(AMS))], "dublin": [(DUB, _sbc(DUB))]}, common)
+
+    def root(self, guest: Guest, command: str, timeout: float = 60) -> str:
+        proc = self.lab.ssh(guest.name, command, become=True, timeout=timeout)
+        assert proc.returncode == 0, "%s: %s failed (%d): %s %s" % (guest.name, command, proc.returncode,
+                                                                    proc.stdout, proc.stderr)
+        return proc.stdout
+
+    def main_pid(self, guest: Guest) -> int:
+        return int(self.root(guest, "systemctl show -p MainPID --value kamailio").strip() or 0)
+
+    def state(self, guest: Guest) -> str:
+        """What an unchanged SBC keeps: its config tree (names, owners, modes, digests), units and PID."""
+        return self.root(guest, "cd /etc/kamailio && find . -path ./.commsgw-backups -prune -o -printf "
+                                "'%p %u:%g %m\\n' | sort && find . -path ./.commsgw-backups -prune -o -type f "
+                                "-exec sha256sum {} + | sort; ls /etc/systemd/system; "
+                                "systemctl show -p MainPID --value kamailio")
+
+    def calls(self, guest: Guest, count: int, name: str) -> tuple[int, int, dict[str, int]]:
+        """``count`` calls from the core through ``guest``; (successful, failed, INVITEs per region)."""
+        before = self._invites()
+        caller = SippCaller("%s-%d" % (name, int(time.time() * 1000)), self.tmp / "sipp", CORE,
+                            "%s:5070" % guest.address, hold_ms=100)
+        result = caller.run(count, rate=10.0, timeout_s=60)
+        after = self._invites()
+        return result.successful, result.failed, {r: after[r] - before.get(r, 0) for r in after}
+
+    def _invites(self) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for peer in self.sim.peers:
+            totals[peer.region] = totals.get(peer.region, 0) + peer.counts().get("INVITE", 0)
+        return totals
+
+
+def _install_tls_files(rig: Rig, guest: Guest) -> None:
+    """What an operator does before onboarding: the SBC's chain, key and trusted roots in /etc/kamailio/tls."""
+    pki = rig.sim.pki_dir
+    assert rig.sim.operator_ca is not None
+    files = {"sbc.chain.pem": pki / "sbc.chain.pem", "sbc.key": pki / "sbc.key", "acg-roots.pem": pki / "ca-bundle.pem",
+             "operator-root.pem": Path(rig.sim.operator_ca.cert)}
+    rig.root(guest, "install -d -o root -g kamailio -m 0750 %s" % TLS_DIR)
+    for name, source in files.items():
+        rig.lab.copy_to(guest.name, source, "%s/%s" % (TLS_DIR, name), become=True, mode="0640")
+    rig.root(guest, "chown root:kamailio %s/*" % TLS_DIR)
+
+
+@pytest.fixture(scope="module")
+def rig(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[Rig]:
+    tmp = tmp_path_factory.mktemp("production")
+    with SbcHostLab([AMS, DUB, OLD], bridge=BRIDGE, subnet=SUBNET, nameserver=ACG_DNS) as lab:
+        for cidr in (REGION1, REGION2):
+            hosts = list(ipaddress.IPv4Network(cidr).hosts())
+            for address in hosts[:3]:
+                lab.add_address(str(address))
+        for address in (CORE, ACG_DNS, OLD_DNS, *OLD_PEERS.values()):
+            lab.add_address(address)
+        sim = AcgSim(DEPLOYMENT, tmp / "acg-sim", peers_per_region=3, dns_address=ACG_DNS).start()
+        old_dns = DnsServer(tmp / "old-dns", address=OLD_DNS).start()
+        old_dns.set_records(srv={"_sip._tls.pstn-region1.acg-old.commsgw.test":
+                                 [(10, 50, 5060, name) for name in sorted(OLD_PEERS)]},
+                            a={name: [address] for name, address in OLD_PEERS.items()}, ttl=30)
+        old_peers = [SippPeer("old-%d" % i, tmp / "sipp", address, port=5060).start()
+                     for i, address in enumerate(OLD_PEERS.values())]
+        box = Rig(lab, sim, old_dns, old_peers, tmp)
+        try:
+            for guest in (AMS, DUB):
+                _install_tls_files(box, guest)
+            yield box
+        finally:
+            for peer in old_peers:
+                peer.stop(kill=True)
+            old_dns.stop()
+            sim.stop()
+
+
+def test_check_mode_on_fresh_hosts_lists_changes_and_changes_nothing(rig: Rig) -> None:
+    before = {g.name: rig.state(g) for g in (AMS, DUB)}
+    out = _play(rig.inventory, "playbooks/onboard.yml", "--check", "--diff").stdout
+    for guest in (AMS, DUB):
+        assert _recap(out, guest.name)["changed"] >= 3, out[-4000:]
+        assert rig.state(guest) == before[guest.name], "check mode changed %s" % guest.name
+    assert "+++ after: /etc/kamailio/dispatcher.list" in out, out[-4000:]
+    assert "kamailio.service.d/commsgw.conf" in out
+
+
+def test_onboard_two_sites_over_tls_with_the_probe(rig: Rig) -> None:
+    out = _play(rig.inventory, "playbooks/onboard.yml").stdout
+    for guest in (AMS, DUB):
+        assert re.search(r"site \S+ on %s: PASS" % guest.name, out), out[-6000:]
+        pid = rig.main_pid(guest)
+        assert pid > 0
+        assert rig.root(guest, "ps -o user= -p %d" % pid).strip() == "kamailio"
+        assert rig.root(guest, "systemctl is-active kamailio").strip() == "active"
+        assert "kamailio 6.0" in rig.root(guest, "kamailio -v")
+        listing = rig.root(guest, "stat -c '%n %U:%G %a' /etc/kamailio /etc/kamailio/kamailio.cfg "
+                                  "/etc/kamailio/tls.cfg /etc/kamailio/dispatcher.list")
+        for line in listing.splitlines():
+            name, owner, mode = line.split()
+            assert owner == "root:kamailio", line
+            assert int(mode, 8) & 0o007 == 0, "%s is world-accessible" % name
+        # The package's unit runs the rendered configuration through the drop-in, as user kamailio.
+        show = rig.root(guest, "systemctl show -p User -p ExecStart -p DropInPaths kamailio")
+        assert "User=kamailio" in show and "/etc/kamailio/kamailio.cfg" in show and "commsgw.conf" in show
+
+
+def test_calls_flow_through_each_site_to_its_local_region(rig: Rig) -> None:
+    for guest, local, other in ((AMS, "region1", "region2"), (DUB, "region2", "region1")):
+        successful, failed, invites = rig.calls(guest, 10, guest.name)
+        assert (successful, failed) == (10, 0), invites
+        assert invites[local] == 10 and invites[other] == 0, invites
+
+
+def test_second_run_changes_nothing(rig: Rig) -> None:
+    pids = {g.name: rig.main_pid(g) for g in (AMS, DUB)}
+    out = _play(rig.inventory, "playbooks/onboard.yml").stdout
+    for guest in (AMS, DUB):
+        assert _recap(out, guest.name)["changed"] == 0, out[-6000:]
+        assert rig.main_pid(guest) == pids[guest.name]
+
+
+def test_key_kamailio_cannot_read_is_caught_by_the_preflight(rig: Rig) -> None:
+    before = rig.state(AMS)
+    rig.root(AMS, "chmod 0600 %s/sbc.key" % TLS_DIR)
+    try:
+        proc = _play(rig.inventory, "playbooks/onboard.yml", "--limit", "localhost,sbc-ams-1", check=False)
+    finally:
+        rig.root(AMS, "chmod 0640 %s/sbc.key" % TLS_DIR)
+    assert proc.returncode != 0
+    assert "TLS preflight failed" in proc.stdout and "sbc.key" in proc.stdout, proc.stdout[-4000:]
+    assert "did not start" not in proc.stdout  # caught before any candidate start
+    assert rig.state(AMS) == before
+
+
+def test_config_that_cannot_start_leaves_the_running_one_untouched(rig: Rig) -> None:
+    before = rig.state(AMS)
+    files = {name: rig.root(AMS, "cat /etc/kamailio/%s" % name)
+             for name in ("kamailio.cfg", "dispatcher.list", "address.list", "tls.cfg")}
+    files["kamailio.cfg"] += '\nroute[COMMSGW_BROKEN] {\n    sl_send_reply("200", "never");\n    ds_no_such();\n}\n'
+    playbook = rig.tmp / "broken.yml"
+    playbook.write_text(json.dumps([{"name": "Push a broken configuration", "hosts": "sbc-ams-1",
+                                     "gather_facts": False, "tasks": [{
+                                         "name": "Push", "ansible.builtin.include_role": {
+                                             "name": "commsgw.routing.kamailio"},
+                                         "vars": {"kamailio_files": files}}]}]))
+    proc = _play(rig.inventory, str(playbook), check=False)
+    assert proc.returncode != 0
+    assert "did not start" in proc.stdout, proc.stdout[-4000:]
+    assert rig.state(AMS) == before
+    successful, failed, _ = rig.calls(AMS, 5, "after-broken")
+    assert (successful, failed) == (5, 0)
+
+
+def test_debian12_plain_transport_onboards_and_tls_is_refused(rig: Rig) -> None:
+    old = dict(DEPLOYMENT, name="old", type="lab", base_domain="acg-old.commsgw.test", acg_transport="udp",
+               allow_plain_transport=True,
+               service_regions=[{"name": "region1", "azure_region": "westeurope",
+                                 "hostname": "pstn-region1.acg-old.commsgw.test", "ip_ranges": ["10.214.0.48/28"]}],
+               sites=[{"name": "lab", "service_region": "region1"}])
+    extra = {"commsgw_dns_nameservers": [OLD_DNS], "kamailio_refresher_nameservers": [OLD_DNS],
+             "commsgw_onboard_probe": False}
+    udp = _write_inventory(rig.tmp / "old-udp" / "hosts.json", rig.lab, old,
+                           {"lab": [(OLD, _sbc(OLD, tls=False))]}, extra)
+    tls = _write_inventory(rig.tmp / "old-tls" / "hosts.json", rig.lab, dict(old, acg_transport="tls",
+                                                                            allow_plain_transport=False),
+                           {"lab": [(OLD, _sbc(OLD))]}, extra)
+    refused = _play(tls, "playbooks/onboard.yml", check=False)
+    assert refused.returncode != 0
+    assert "5.7.5" in refused.stdout, refused.stdout[-4000:]
+    out = _play(udp, "playbooks/onboard.yml").stdout
+    assert _recap(out, OLD.name)["failed"] == 0
+    pid = rig.main_pid(OLD)
+    assert rig.root(OLD, "ps -o user= -p %d" % pid).strip() == "kamailio"
+    assert "kamailio 5.6" in rig.root(OLD, "kamailio -v")
+    caller = SippCaller("old-%d" % int(time.time() * 1000), rig.tmp / "sipp", CORE, "%s:5070" % OLD.address,
+                        hold_ms=100)
+    result = caller.run(6, rate=10.0, timeout_s=60)
+    assert (result.successful, result.failed) == (6, 0)
+    assert sum(peer.received_invites() for peer in rig.old_peers) == 6
+    again = _play(udp, "playbooks/onboard.yml").stdout
+    assert _recap(again, OLD.name)["changed"] == 0, again[-4000:]
+    assert rig.main_pid(OLD) == pid
