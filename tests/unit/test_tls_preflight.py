@@ -16,6 +16,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import typing as t
@@ -28,6 +29,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.tls_preflight impo
 from harness.pki import Issued, TestCA
 from harness.tools import needs
 
+REPO = Path(__file__).resolve().parents[2]
 UNPRIVILEGED = "nobody"
 UNPRIVILEGED_GROUP = grp.getgrgid(pwd.getpwnam(UNPRIVILEGED).pw_gid).gr_name
 NO_SUCH_USER = "commsgw-no-such-user"
@@ -345,3 +347,39 @@ def test_chain_ca_defaults_to_the_ca_bundle(world_dir: Path, pki: Pki) -> None:
     shutil.copyfile(pki.operator_ca.cert, files.ca_bundle)
     assert files.check(chain_ca=None)["ok"] is True
 
+
+# -- the module, as Ansible runs it: a separate Python process -------------------------------------------------------
+def run_module(args: dict[str, t.Any], tmp_path: Path) -> tuple[int, dict[str, t.Any]]:
+    args_file = tmp_path / "args.json"
+    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run([sys.executable, str(REPO / "plugins/modules/tls_preflight.py"), str(args_file)],
+                          capture_output=True, text=True, timeout=60, env=env, check=False)
+    try:
+        return proc.returncode, json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError("module output is not JSON:\n%s\n%s" % (proc.stdout, proc.stderr))
+
+
+def test_module_passes_in_check_mode_and_warns(world_dir: Path, pki: Pki, tmp_path: Path) -> None:
+    files = install(world_dir, pki, issued=pki.expiring)
+    code, result = run_module({"certificate": str(files.certificate), "private_key": str(files.private_key),
+                               "ca_bundle": str(files.ca_bundle), "chain_ca": str(files.chain_ca),
+                               "run_as_user": UNPRIVILEGED, "_ansible_check_mode": True}, tmp_path)
+    assert code == 0, result
+    assert result["changed"] is False and result["ok"] is True and result["errors"] == []
+    assert len(result["warnings_found"]) == 1
+    assert result["warnings_found"][0] in json.dumps(result["warnings"])  # shown by Ansible (structured in 2.19)
+    assert result["certificate"]["subject"] == "sbc1.operator.test"
+
+
+def test_module_fails_with_every_error_one_per_line(world_dir: Path, pki: Pki, tmp_path: Path) -> None:
+    files = install(world_dir, pki, key=pki.other.key, key_mode=0o644)
+    code, result = run_module({"certificate": str(files.certificate), "private_key": str(files.private_key),
+                               "ca_bundle": str(files.ca_bundle), "run_as_user": UNPRIVILEGED}, tmp_path)
+    assert code == 1 and result["failed"] is True and result["changed"] is False
+    lines = result["msg"].splitlines()
+    assert lines[0] == ("TLS preflight failed for certificate %s with key %s (run as nobody): 2 error(s):"
+                        % (files.certificate, files.private_key))
+    assert lines[1:] == result["errors"] and len(lines) == 3
+    assert "accessible to every user" in lines[1] and "does not belong to certificate" in lines[2]
