@@ -19,6 +19,7 @@ import dataclasses
 import datetime as _dt
 import grp
 import os
+import platform
 import pwd
 import re
 import shutil
@@ -262,6 +263,11 @@ def check_certificate_dates(path: str, now: float, expiry_warning_days: int, res
     if match is None:
         result.errors.append("%s holds no PEM certificate (no -----BEGIN CERTIFICATE----- block); expected the SBC"
                              " certificate in PEM, leaf first, then intermediates" % label)
+        return False
+    if not hasattr(ssl._ssl, "_test_decode_cert"):  # pylint: disable=protected-access
+        # A private CPython helper (present from 3.x through 3.13); without it no stdlib parser reads the dates.
+        result.errors.append("%s: this host's Python (%s) cannot decode certificates; expected CPython 3 with"
+                             " ssl._ssl._test_decode_cert" % (label, platform.python_version()))
         return False
     try:
         decoded = _decode_leaf(match.group(0))

@@ -15,6 +15,7 @@ import json
 import os
 import pwd
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -324,6 +325,15 @@ def test_certificate_not_yet_valid_is_an_error(world_dir: Path, pki: Pki) -> Non
     message = only_error(files.check(now=time.time() - 2 * 86400))
     assert message.startswith("certificate %s (CN=sbc1.operator.test) is not valid before" % files.certificate)
     assert "check the host clock" in message
+
+
+def test_a_python_without_the_decoder_is_an_error_not_a_traceback(world_dir: Path, pki: Pki,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    files = install(world_dir, pki)
+    monkeypatch.delattr(ssl._ssl, "_test_decode_cert")  # pylint: disable=protected-access
+    result = files.check()
+    assert only_error(result).startswith("certificate %s: this host's Python (" % files.certificate)
+    assert result["checked"]["chain_verified"] is True  # the other checks do not need the decoder
 
 
 # -- chain ----------------------------------------------------------------------------------------------------------
