@@ -10,12 +10,21 @@ byte-identical file" is checked against what the push writes.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
 import typing as t
 from pathlib import Path
 
 import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils import refresher
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import JsonRpc, RpcEndpoints, RpcError
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import SrvAnswer, SrvTarget
@@ -153,3 +162,79 @@ def test_spec_names_the_rendered_rpc_endpoints(spec: dict[str, t.Any]) -> None:
     rpc = refresher.rpc_for(spec)
     assert rpc.endpoints.socket and rpc.endpoints.socket.endswith("/run/kamailio_rpc.sock")
     assert json.loads(Path(spec["_path"]).read_text())["schema_version"] == refresher.SCHEMA_VERSION
+
+
+# --- the jsonrpcs client: only a real socket / FIFO gets a request, replies come back via the run dir
+
+def test_regular_files_and_symlinks_never_get_a_request(tmp_path: Path) -> None:
+    sock, fifo = tmp_path / "rpc.sock", tmp_path / "rpc.fifo"
+    sock.write_text("")
+    fifo.write_text("")
+    rpc = JsonRpc(RpcEndpoints(str(sock), str(fifo), str(tmp_path)), timeout_s=0.5)
+    with pytest.raises(RpcError, match="not a socket.*not a FIFO"):
+        rpc.call("core.version")
+    assert sock.read_text() == "" and fifo.read_text() == ""
+    # A symlink to a real FIFO is not followed either.
+    real = tmp_path / "real.fifo"
+    os.mkfifo(real)
+    reader = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        link = tmp_path / "link.fifo"
+        link.symlink_to(real)
+        with pytest.raises(RpcError, match="not a FIFO"):
+            JsonRpc(RpcEndpoints(None, str(link), str(tmp_path)), timeout_s=0.5).call("core.version")
+        assert os.read(reader, 4096) == b""
+    finally:
+        os.close(reader)
+
+
+@pytest.mark.parametrize("run_mode", [0o770, 0o755], ids=["group-private-run-dir", "open-run-dir"])
+def test_reply_socket_lives_in_a_private_dir_of_the_run_dir(tmp_path: Path, run_mode: int) -> None:
+    """A stand-in Kamailio answers on a real datagram socket; the reply address must be in the run dir."""
+    run = tmp_path / "run"
+    run.mkdir()
+    os.chmod(run, run_mode)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(str(run / "kamailio_rpc.sock"))
+    seen: dict[str, t.Any] = {}
+
+    def answer() -> None:
+        server.settimeout(5)
+        data, sender = server.recvfrom(65536)
+        info, parent = os.stat(sender), os.stat(os.path.dirname(sender))
+        seen.update(sender=sender, mode=stat.S_IMODE(info.st_mode), dir_mode=stat.S_IMODE(parent.st_mode),
+                    gid=info.st_gid, dir_gid=parent.st_gid, sock=stat.S_ISSOCK(info.st_mode))
+        server.sendto(json.dumps({"jsonrpc": "2.0", "id": json.loads(data)["id"], "result": "ok"}).encode(), sender)
+
+    thread = threading.Thread(target=answer)
+    thread.start()
+    try:
+        assert JsonRpc(RpcEndpoints(str(run / "kamailio_rpc.sock"), None), timeout_s=5).call("core.version") == "ok"
+    finally:
+        thread.join(timeout=10)
+        server.close()
+    assert os.path.dirname(os.path.dirname(seen["sender"])) == str(run) and seen["sock"]
+    if run_mode == 0o770:  # group-private run dir: granted to its group only
+        assert (seen["dir_mode"], seen["mode"]) == (0o710, 0o620)
+        assert seen["gid"] == seen["dir_gid"] == run.stat().st_gid
+    else:
+        assert (seen["dir_mode"], seen["mode"]) == (0o711, 0o622)
+    assert os.listdir(run) == ["kamailio_rpc.sock"]  # the private dir is gone
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
+def test_reply_socket_falls_back_to_the_temp_dir_when_the_run_dir_is_not_writable(tmp_path: Path) -> None:
+    """As nobody, next to a root-owned 0755 run dir: the private dir goes to the temp dir instead."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o755)
+    os.chmod(tmp_path, 0o755)
+    code = ("import json, os, stat; from ansible_collections.commsgw.routing.plugins.module_utils import "
+            "kamailio_runtime as k; r = k._reply_dir(%r); m = stat.S_IMODE(os.stat(r.path).st_mode); "
+            "os.rmdir(r.path); print(json.dumps([r.path, m, r.file_mode]))" % str(run))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)))
+    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
+                          capture_output=True, text=True, timeout=30, check=False, env=env, cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    path, dir_mode, file_mode = json.loads(proc.stdout)
+    assert os.path.dirname(path) == tempfile.gettempdir() and (dir_mode, file_mode) == (0o711, 0o622)
+    assert os.listdir(run) == []
