@@ -220,7 +220,7 @@ def _access_like(parent: str) -> tuple[int, int, int]:
 
 
 def _grant_like_dir(path: str, parent: str) -> None:
-    _, file_mode, gid = _access_like(parent)
+    file_mode, gid = _access_like(parent)[1:]
     try:
         if gid >= 0:
             os.chown(path, -1, gid)
