@@ -24,9 +24,11 @@ import json
 import os
 import pwd
 import re
+import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -143,13 +145,15 @@ class JsonRpc:
         if params:
             request["params"] = params
         errors = []
-        if self.endpoints.socket and os.path.exists(self.endpoints.socket):
+        if self.endpoints.socket and os.path.lexists(self.endpoints.socket):
             try:
+                _require_kind(self.endpoints.socket, stat.S_ISSOCK, "socket")
                 return _result(self._dgram(request))
             except (OSError, ValueError) as exc:
                 errors.append("socket %s: %s" % (self.endpoints.socket, exc))
-        if self.endpoints.fifo and os.path.exists(self.endpoints.fifo):
+        if self.endpoints.fifo and os.path.lexists(self.endpoints.fifo):
             try:
+                _require_kind(self.endpoints.fifo, stat.S_ISFIFO, "FIFO")
                 return _result(self._fifo(request))
             except (OSError, ValueError) as exc:
                 errors.append("fifo %s: %s" % (self.endpoints.fifo, exc))
@@ -159,36 +163,41 @@ class JsonRpc:
         raise RpcError("%s: %s" % (method, "; ".join(errors)))
 
     def _dgram(self, request: dict[str, t.Any]) -> dict[str, t.Any]:
-        # Kamailio answers to the sender's address, so the client socket needs a path of its own.
-        tmp = tempfile.mkdtemp(prefix="commsgw-rpc-")
+        # Kamailio answers to the sender's address, so the client socket needs a path of its own, in a
+        # fresh directory next to Kamailio's socket (a PrivateTmp caller's /tmp is invisible to Kamailio).
+        reply = _reply_dir(os.path.dirname(str(self.endpoints.socket)))
         client = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
-            path = os.path.join(tmp, "c.sock")
+            path = os.path.join(reply.path, "c.sock")
             client.bind(path)
-            os.chmod(path, 0o666)  # Kamailio may run as another user
-            os.chmod(tmp, 0o755)
+            reply.grant(path)
             client.settimeout(self.timeout_s)
             client.sendto(json.dumps(request).encode(), self.endpoints.socket)
             data = client.recv(1 << 20)
         finally:
             client.close()
-            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(reply.path, ignore_errors=True)
         return t.cast("dict[str, t.Any]", json.loads(data.decode()))
 
     def _fifo(self, request: dict[str, t.Any]) -> dict[str, t.Any]:
-        reply_name = "commsgw_rpc_reply_%d_%d.fifo" % (os.getpid(), self._id)
+        # Kamailio opens reply_name in its fifo_reply_dir (often the shared /tmp): a random name, created
+        # by mkfifo (fails if the name exists), so nobody can plant or predict it.
+        reply_name = "commsgw_rpc_reply_%s.fifo" % secrets.token_hex(12)
         reply_path = os.path.join(self.endpoints.fifo_reply_dir, reply_name)
-        os.mkfifo(reply_path, 0o666)
+        os.mkfifo(reply_path, 0o600)
         try:
-            os.chmod(reply_path, 0o666)
+            _grant_like_dir(reply_path, self.endpoints.fifo_reply_dir)
             request = dict(request, reply_name=reply_name)
-            fd = os.open(str(self.endpoints.fifo), os.O_WRONLY | os.O_NONBLOCK)
+            # O_NOFOLLOW plus fstat: whatever sits at the path now, only a FIFO gets the request.
+            fd = os.open(str(self.endpoints.fifo), os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
             try:
+                if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                    raise OSError("not a FIFO")
                 os.write(fd, (json.dumps(request) + "\n").encode())
             finally:
                 os.close(fd)
             # Non-blocking open plus a bounded wait: a dead reader must not hang us.
-            rfd = os.open(reply_path, os.O_RDONLY | os.O_NONBLOCK)
+            rfd = os.open(reply_path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
             try:
                 deadline = time.monotonic() + self.timeout_s
                 chunks = b""
@@ -212,6 +221,71 @@ class JsonRpc:
                 os.unlink(reply_path)
             except OSError:
                 pass
+
+
+def _require_kind(path: str, test: t.Callable[[int], bool], kind: str) -> None:
+    """Refuse an endpoint that is not what it claims (a symlink or a regular file must never get a request)."""
+    if not test(os.lstat(path).st_mode):
+        raise OSError("not a %s (symlinks are not followed)" % kind)
+
+
+@dataclasses.dataclass(frozen=True)
+class _ReplyDir:
+    """A private directory for one reply endpoint and the mode/group that let Kamailio send to it."""
+
+    path: str
+    file_mode: int
+    gid: int  # -1: keep the caller's group
+
+    def grant(self, path: str) -> None:
+        if self.gid >= 0:
+            os.chown(path, -1, self.gid)
+        os.chmod(path, self.file_mode)
+
+
+def _access_like(parent: str) -> tuple[int, int, int]:
+    """(dir mode, file mode, gid) granting Kamailio what it needs inside ``parent``, and no more.
+
+    Kamailio (often another user) needs search on the directory and write on the reply socket/FIFO;
+    it never needs to list or read them. Where ``parent`` admits others (the shared /tmp, a root-owned
+    run dir) Kamailio gets in as "others", so the grant is to others (0711/0622; the name is random and
+    the directory unlistable). Where ``parent`` is group-private (Debian's /run/kamailio, 0770
+    kamailio:kamailio) Kamailio gets in through that group, so the grant is to that group only
+    (0710/0620), which a caller outside it (root, or commsgw-srv with kamailio as supplementary group)
+    can set because it is root or a member.
+    """
+    info = os.stat(parent)
+    if info.st_mode & stat.S_IXOTH or not info.st_mode & stat.S_IXGRP:
+        return 0o711, 0o622, -1
+    return 0o710, 0o620, info.st_gid
+
+
+def _grant_like_dir(path: str, parent: str) -> None:
+    file_mode, gid = _access_like(parent)[1:]
+    try:
+        if gid >= 0:
+            os.chown(path, -1, gid)
+    except PermissionError:
+        file_mode = 0o622  # not a member of the directory's group: others, as before
+    os.chmod(path, file_mode)
+
+
+def _reply_dir(near: str) -> _ReplyDir:
+    """A fresh 0700 directory (mkdtemp) in ``near`` if the caller may write there, else in the system temp dir.
+
+    ``near`` is the directory of Kamailio's socket, which Kamailio can reach whatever /tmp the caller
+    sees (systemd PrivateTmp); the fallback keeps root callers of scratch Kamailios working.
+    """
+    parent = near if near and os.access(near, os.W_OK | os.X_OK) else None
+    path = tempfile.mkdtemp(prefix="commsgw-rpc-", dir=parent)
+    dir_mode, file_mode, gid = _access_like(os.path.dirname(path))
+    if gid >= 0:
+        try:
+            os.chown(path, -1, gid)
+        except PermissionError:
+            dir_mode, file_mode, gid = 0o711, 0o622, -1
+    os.chmod(path, dir_mode)
+    return _ReplyDir(path, file_mode, gid)
 
 
 def _result(reply: dict[str, t.Any]) -> t.Any:

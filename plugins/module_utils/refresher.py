@@ -32,10 +32,12 @@ builder, all shipped alongside, because this file runs on the SBC host without A
 from __future__ import annotations
 
 import dataclasses
+import grp
 import hashlib
 import json
 import logging
 import os
+import stat
 import tempfile
 import typing as t
 
@@ -65,6 +67,10 @@ class RefreshError(Exception):
     """A lookup or an answer that cannot be used; the record keeps its previous peers."""
 
 
+class SpecPathError(ValueError):
+    """A path the spec names that the refresher must not write or talk to; nothing is done."""
+
+
 @dataclasses.dataclass
 class Outcome:
     """What one refresh run did; ``errors`` are also logged."""
@@ -74,14 +80,20 @@ class Outcome:
     failed: list[str] = dataclasses.field(default_factory=list)
     written: bool = False
     reloaded: bool = False
+    unsafe: list[str] = dataclasses.field(default_factory=list)  # paths refused at write time
     errors: list[str] = dataclasses.field(default_factory=list)
     next_due_s: float = float(MAX_TTL_S)
 
 
 # --- the input file
 
-def load_spec(path: str) -> dict[str, t.Any]:
-    """Read commsgw-srv.json; a relative dispatcher_list is taken relative to the file."""
+def load_spec(path: str, allowed_dirs: t.Sequence[str] = ()) -> dict[str, t.Any]:
+    """Read commsgw-srv.json; a relative dispatcher_list is taken relative to the file.
+
+    Every path the spec names must lie in the spec's own directory or in ``allowed_dirs`` (the run
+    directory): a spec is data pushed from elsewhere, and the refresher must not become a way to
+    write to, or send to, anything else on the host. Raises SpecPathError (a ValueError) otherwise.
+    """
     with open(path, encoding="utf-8") as handle:
         spec = json.load(handle)
     if not isinstance(spec, dict) or spec.get("schema_version") != SCHEMA_VERSION:
@@ -94,8 +106,51 @@ def load_spec(path: str) -> dict[str, t.Any]:
     spec = dict(spec)
     spec["_digest"] = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
     spec["_path"] = os.path.abspath(path)
+    spec["_allowed_dirs"] = [os.path.realpath(d) for d in [os.path.dirname(spec["_path"]), *allowed_dirs]]
     spec["dispatcher_list"] = os.path.join(os.path.dirname(spec["_path"]), spec["dispatcher_list"])
+    for key in ("dispatcher_list", "rpc_socket", "rpc_fifo"):
+        if spec.get(key):
+            check_path(spec, key, spec[key])
+    check_regular(spec["dispatcher_list"])
     return spec
+
+
+def check_path(spec: t.Mapping[str, t.Any], what: str, path: t.Any) -> None:
+    """Refuse ``path`` unless it is absolute, has no '..' and, symlinks resolved, lies inside an allowed dir."""
+    if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
+        raise SpecPathError("%s: %s %r is not an absolute path" % (spec["_path"], what, path))
+    if ".." in path.split("/"):
+        raise SpecPathError("%s: %s %s contains '..'" % (spec["_path"], what, path))
+    real = os.path.realpath(path)
+    if not any(real.startswith(d.rstrip("/") + "/") for d in spec["_allowed_dirs"]):
+        raise SpecPathError("%s: %s %s%s is outside the allowed directories (%s)" % (
+            spec["_path"], what, path, "" if real == path else " (really %s)" % real,
+            ", ".join(spec["_allowed_dirs"])))
+
+
+def check_regular(path: str) -> None:
+    """dispatcher.list is replaced by rename: refuse to replace anything but a regular file (no symlink)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise SpecPathError("%s is not a regular file (symlinks are refused); left as it is" % path)
+
+
+def group_id(name: str) -> int:
+    """A group name or number, as --file-group takes it, that this process may give its files.
+
+    Checked up front (ValueError): a chown failing halfway through a run would leave a temp file and
+    a traceback instead of a clear error.
+    """
+    try:
+        gid = int(name) if name.isdigit() else grp.getgrnam(name).gr_gid
+    except KeyError:
+        raise ValueError("no group %r" % name)
+    if os.geteuid() != 0 and gid != os.getegid() and gid not in os.getgroups():
+        raise ValueError("cannot give files group %s: not a member (SupplementaryGroups=?)" % name)
+    return gid
 
 
 # --- DNS
@@ -160,25 +215,33 @@ def load_state(spec: t.Mapping[str, t.Any], state_dir: t.Optional[str]) -> dict[
     return state
 
 
-def save_state(spec: t.Mapping[str, t.Any], state_dir: t.Optional[str], state: t.Mapping[str, t.Any]) -> None:
-    _atomic_write(_state_path(spec, state_dir), json.dumps(state, sort_keys=True, indent=1) + "\n")
+def save_state(spec: t.Mapping[str, t.Any], state_dir: t.Optional[str], state: t.Mapping[str, t.Any],
+               file_gid: t.Optional[int] = None) -> None:
+    _atomic_write(_state_path(spec, state_dir), json.dumps(state, sort_keys=True, indent=1) + "\n", file_gid)
 
 
-def _atomic_write(path: str, text: str) -> None:
-    """Replace ``path`` in one step, keeping its mode and owner (Kamailio may run as another user)."""
+def _atomic_write(path: str, text: str, file_gid: t.Optional[int] = None) -> None:
+    """Replace ``path`` in one step (temp file + rename in its directory).
+
+    With ``file_gid`` (the unprivileged unit): group ``file_gid``, mode 0640, so Kamailio reads it through
+    its group and nobody else does. Without (root, process mode): the previous file's mode and owner.
+    """
     fd, tmp = tempfile.mkstemp(prefix=".commsgw-", dir=os.path.dirname(path))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        if os.path.exists(path):
-            stat = os.stat(path)
-            os.chmod(tmp, stat.st_mode & 0o7777)
-            try:
-                os.chown(tmp, stat.st_uid, stat.st_gid)
-            except PermissionError:
-                pass
-        else:
-            os.chmod(tmp, 0o644)
+            if file_gid is not None:
+                os.fchown(handle.fileno(), -1, file_gid)
+                os.fchmod(handle.fileno(), 0o640)
+            elif os.path.exists(path):
+                info = os.stat(path)
+                os.fchmod(handle.fileno(), info.st_mode & 0o7777)
+                try:
+                    os.fchown(handle.fileno(), info.st_uid, info.st_gid)
+                except PermissionError:
+                    pass
+            else:
+                os.fchmod(handle.fileno(), 0o644)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -206,7 +269,7 @@ def _fail(outcome: Outcome, message: str) -> None:
 
 
 def refresh(spec: t.Mapping[str, t.Any], resolve_fn: Resolve, reload_fn: Reload, now: float,
-            force: bool = False, state_dir: t.Optional[str] = None) -> Outcome:
+            force: bool = False, state_dir: t.Optional[str] = None, file_gid: t.Optional[int] = None) -> Outcome:
     """Re-resolve the records that are due; rewrite dispatcher.list and reload only on a real change.
 
     The file is only (re)built when every record has a usable answer, fresh or kept from an earlier
@@ -252,13 +315,13 @@ def refresh(spec: t.Mapping[str, t.Any], resolve_fn: Resolve, reload_fn: Reload,
         _fail(outcome, "no usable answer yet for %s; %s left as rendered" % (", ".join(missing),
                                                                              spec["dispatcher_list"]))
     else:
-        _apply(spec, answers, reload_fn, now, state, outcome)
-    save_state(spec, state_dir, state)
+        _apply(spec, answers, reload_fn, now, state, outcome, file_gid)
+    save_state(spec, state_dir, state, file_gid)
     return outcome
 
 
 def _apply(spec: t.Mapping[str, t.Any], answers: t.Mapping[str, SrvAnswer], reload_fn: Reload, now: float,
-           state: dict[str, t.Any], outcome: Outcome) -> None:
+           state: dict[str, t.Any], outcome: Outcome, file_gid: t.Optional[int] = None) -> None:
     path = spec["dispatcher_list"]
     try:
         sets, text = build(spec, answers)
@@ -275,17 +338,23 @@ def _apply(spec: t.Mapping[str, t.Any], answers: t.Mapping[str, SrvAnswer], relo
     if not any(s["destinations"] for s in sets):
         _fail(outcome, "the new peer list would be empty; %s left as it is" % path)
         return
+    try:
+        check_regular(path)  # again, right before the write: the file may have changed since load_spec
+    except SpecPathError as exc:
+        outcome.unsafe.append(path)
+        _fail(outcome, str(exc))
+        return
     current = _read(path)
     if text == current:
         return
-    _atomic_write(path, text)
+    _atomic_write(path, text, file_gid)
     outcome.written = True
     try:
         reload_fn()
     except (RpcError, OSError) as exc:
         # Put the old file back so that the next run sees the difference again and retries.
         if current is not None:
-            _atomic_write(path, current)
+            _atomic_write(path, current, file_gid)
         outcome.written = False
         _fail(outcome, "dispatcher.reload failed (%s); previous %s restored, retry in %d s"
               % (exc, path, RETRY_AFTER_FAILURE_S))
@@ -298,8 +367,17 @@ def _apply(spec: t.Mapping[str, t.Any], answers: t.Mapping[str, SrvAnswer], relo
 
 
 def rpc_for(spec: t.Mapping[str, t.Any], timeout_s: float = 5.0) -> JsonRpc:
-    """The jsonrpcs client of the Kamailio this spec belongs to (from the spec, else from kamailio.cfg)."""
+    """The jsonrpcs client of the Kamailio this spec belongs to (from the spec, else from kamailio.cfg).
+
+    Endpoints taken from kamailio.cfg are held to the same allowed directories as the spec's own.
+    """
     if spec.get("rpc_socket") or spec.get("rpc_fifo"):
         return JsonRpc(RpcEndpoints(spec.get("rpc_socket"), spec.get("rpc_fifo")), timeout_s)
     cfg = os.path.join(os.path.dirname(spec["_path"]), "kamailio.cfg")
-    return JsonRpc(rpc_endpoints(_read(cfg) or ""), timeout_s)
+    endpoints = rpc_endpoints(_read(cfg) or "")
+    if "_allowed_dirs" in spec:
+        for what, path in (("kamailio.cfg's jsonrpcs socket", endpoints.socket),
+                           ("kamailio.cfg's jsonrpcs FIFO", endpoints.fifo)):
+            if path:
+                check_path(spec, what, path)
+    return JsonRpc(endpoints, timeout_s)

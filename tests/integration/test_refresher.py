@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The installed SRV refresher script against a real DNS server and a real running Kamailio.
 
-Address block of this module: peers 127.0.213.0/28, SBC 127.0.223.1 / 127.0.233.1.
+Address block of this module: peers 127.0.213.0/28, SBCs 127.0.223.1-2 / 127.0.233.1-2.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import typing as t
 from pathlib import Path
@@ -53,6 +54,7 @@ class Box:
     def refresh(self) -> subprocess.CompletedProcess[str]:
         script = self.tmp / "refresher" / "commsgw-srv-refresh"
         return subprocess.run([sys.executable, str(script), "--spec", str(self.etc / "commsgw-srv.json"), "--force",
+                               "--allowed-dir", str(self.tmp / "run"),
                                "--nameserver", self.dns.address, "--dns-timeout", "2"],
                               capture_output=True, text=True, timeout=60, check=False)
 
@@ -62,13 +64,8 @@ def _peers(dns: DnsServer, peers: dict[str, str]) -> None:
                     ttl=30)
 
 
-@pytest.fixture(scope="module")
-def box(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[Box]:
-    tmp = tmp_path_factory.mktemp("refresher")
-    (tmp / "etc").mkdir()
-    (tmp / "run").mkdir()
-    dns = DnsServer.start_on_free_address(tmp / "dns", first=60)
-    _peers(dns, {"p1.acg-lab.commsgw.test": "127.0.213.1", "p2.acg-lab.commsgw.test": "127.0.213.2"})
+def _render(etc: Path, run: Path, acg: str, core: str) -> None:
+    """The rendered configuration of an SBC listening on ``acg``/``core``, with peers p1 and p2."""
     deployment, findings = validate_deployment({
         "name": "lab", "type": "lab", "base_domain": "acg-lab.commsgw.test", "management_region": "West Europe",
         "allow_non_public_ranges": True, "allow_plain_transport": True,
@@ -81,11 +78,22 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[Box]:
         {"priority": 10, "weight": 50, "port": 5060, "target": n, "addresses": [a]}
         for n, a in [("p1.acg-lab.commsgw.test", "127.0.213.1"), ("p2.acg-lab.commsgw.test", "127.0.213.2")]]}}
     plan = build_site_plan(deployment, deployment.sites[0], resolved)
-    settings = {"acg_listen": {"address": "127.0.223.1"}, "core_listen": {"address": "127.0.233.1"},
-                "core_next_hop": "127.0.234.1:5060", "config_dir": str(tmp / "etc"), "run_dir": str(tmp / "run"),
+    settings = {"acg_listen": {"address": acg}, "core_listen": {"address": core},
+                "core_next_hop": "127.0.234.1:5060", "config_dir": str(etc), "run_dir": str(run),
                 "shared_memory_mb": 64}
     for name, content in render_kamailio(plan, settings, "5.6.3").items():
-        (tmp / "etc" / name).write_text(content)
+        (etc / name).write_text(content)
+        os.chmod(etc / name, 0o644)
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[Box]:
+    tmp = tmp_path_factory.mktemp("refresher")
+    (tmp / "etc").mkdir()
+    (tmp / "run").mkdir()
+    dns = DnsServer.start_on_free_address(tmp / "dns", first=60)
+    _peers(dns, {"p1.acg-lab.commsgw.test": "127.0.213.1", "p2.acg-lab.commsgw.test": "127.0.213.2"})
+    _render(tmp / "etc", tmp / "run", "127.0.223.1", "127.0.233.1")
     # Installed the way the role installs it: the script with its three libraries next to it.
     (tmp / "refresher").mkdir()
     shutil.copy(ROOT / "roles" / "kamailio" / "files" / "commsgw-srv-refresh.py", tmp / "refresher" / "commsgw-srv-refresh")
@@ -153,3 +161,83 @@ def test_dns_failure_is_logged_and_old_list_kept(box: Box) -> None:
     assert "ERROR" in run.stderr and SRV in run.stderr
     assert (box.etc / "dispatcher.list").read_text() == before
     assert len(box.uris()) == 2
+
+
+# --- the production layout: Kamailio and the refresher as two unprivileged users
+
+KAM_ID = 64011  # Kamailio's uid and gid (numeric: nothing is added to /etc/passwd)
+REF_ID = 64012  # the refresher's uid and primary gid (commsgw-srv on a host)
+
+
+def _as(uid: int, gid: int, groups: t.Sequence[int], argv: list[str]) -> list[str]:
+    """``argv`` run as uid/gid with exactly ``groups`` as supplementary groups and no way back to root."""
+    group_arg = ["--groups=" + ",".join(map(str, groups))] if groups else ["--clear-groups"]
+    return ["setpriv", "--reuid=%d" % uid, "--regid=%d" % gid, *group_arg, "--no-new-privs",
+            "--inh-caps=-all", "--bounding-set=-all", *argv]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root (to drop to other users)")
+def test_unprivileged_refresher_reloads_an_unprivileged_kamailio(box: Box) -> None:
+    """Kamailio as its own user with a 0770 run dir; the refresher as another user in Kamailio's group.
+
+    Proves the unit's layout works for real: the config dir writable by the refresher's group only,
+    the reply socket made inside Kamailio's run dir (reachable through the group, and not in a /tmp
+    of the refresher's own, which Kamailio cannot see), dispatcher.list
+    written group-Kamailio 0640, the state kept in a separate state dir.
+    """
+    # Not under /tmp: the refresher gets a private /tmp below, as systemd's PrivateTmp= gives it.
+    base = Path(tempfile.mkdtemp(prefix="commsgw-unpriv-", dir="/var/tmp"))
+    os.chmod(base, 0o755)  # the unprivileged users must reach their directories
+    etc, run, work, state, lib = (base / n for n in ("etc", "run", "work", "state", "lib"))
+    for path, uid, gid, mode in ((etc, 0, REF_ID, 0o775), (run, KAM_ID, KAM_ID, 0o770),
+                                 (work, KAM_ID, KAM_ID, 0o700), (state, REF_ID, REF_ID, 0o750), (lib, 0, 0, 0o755)):
+        path.mkdir()
+        os.chown(path, uid, gid)
+        os.chmod(path, mode)
+    _render(etc, run, "127.0.223.2", "127.0.233.2")  # the root Kamailio of `box` holds .1
+    shutil.copy(ROOT / "roles" / "kamailio" / "files" / "commsgw-srv-refresh.py", lib / "commsgw-srv-refresh")
+    for name in ("refresher.py", "kamailio_runtime.py", "kamailio.py", "srv_lookup.py"):
+        shutil.copy(MODULE_UTILS / name, lib / name)
+    log = open(base / "kamailio.log", "wb")
+    proc = subprocess.Popen(_as(KAM_ID, KAM_ID, [], ["kamailio", "-f", str(etc / "kamailio.cfg"), "-DD", "-E",
+                                                     "-w", str(work), "-m", "64"]),
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        rpc = JsonRpc(RpcEndpoints(str(run / "kamailio_rpc.sock"), None), timeout_s=3)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                rpc.call("core.version")
+                break
+            except RpcError:
+                assert proc.poll() is None and time.monotonic() < deadline, (base / "kamailio.log").read_text()[-2000:]
+                time.sleep(0.1)
+        assert os.stat(run / "kamailio_rpc.sock").st_uid == KAM_ID  # really not root
+        _peers(box.dns, {"p1.acg-lab.commsgw.test": "127.0.213.1", "p4.acg-lab.commsgw.test": "127.0.213.4"})
+        env = {"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}  # as on the host: no collection path
+        # A private /tmp (PrivateTmp=): a reply socket there would be out of Kamailio's reach.
+        private_tmp = ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+                       'mount -t tmpfs -o mode=1777 commsgw-private-tmp /tmp && exec "$@"', "sh"]
+        run_ = subprocess.run(private_tmp + _as(REF_ID, REF_ID, [KAM_ID], [
+            sys.executable, str(lib / "commsgw-srv-refresh"), "--spec", str(etc / "commsgw-srv.json"), "--force",
+            "--allowed-dir", str(run), "--state-dir", str(state), "--file-group", str(KAM_ID),
+            "--nameserver", box.dns.address, "--dns-timeout", "2"]),
+            capture_output=True, text=True, timeout=60, check=False, env=env, cwd="/")
+        assert run_.returncode == 0, run_.stderr
+        assert "reloaded=True" in run_.stderr
+        uris = {d["DEST"]["URI"] for r in rpc.call("dispatcher.list")["RECORDS"] for d in r["SET"]["TARGETS"]}
+        assert uris == {"sip:127.0.213.1:5060;transport=udp", "sip:127.0.213.4:5060;transport=udp"}
+        info = os.stat(etc / "dispatcher.list")
+        assert (info.st_uid, info.st_gid, info.st_mode & 0o777) == (REF_ID, KAM_ID, 0o640)
+        assert not [n for n in os.listdir(etc) if n.startswith(".")]  # no temp file, no state file
+        assert os.listdir(state) == [".commsgw-srv-state.json"]
+        assert sorted(os.listdir(run)) == ["kamailio_ctl", "kamailio_rpc.fifo", "kamailio_rpc.sock"]
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        log.close()
+        shutil.rmtree(base, ignore_errors=True)

@@ -10,12 +10,21 @@ byte-identical file" is checked against what the push writes.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
 import typing as t
 from pathlib import Path
 
 import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils import refresher
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import JsonRpc, RpcEndpoints, RpcError
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import SrvAnswer, SrvTarget
@@ -153,3 +162,186 @@ def test_spec_names_the_rendered_rpc_endpoints(spec: dict[str, t.Any]) -> None:
     rpc = refresher.rpc_for(spec)
     assert rpc.endpoints.socket and rpc.endpoints.socket.endswith("/run/kamailio_rpc.sock")
     assert json.loads(Path(spec["_path"]).read_text())["schema_version"] == refresher.SCHEMA_VERSION
+
+
+# --- what the refresher may touch: the spec's directory and --allowed-dir only
+
+def _respec(spec: dict[str, t.Any], **changes: t.Any) -> str:
+    """Rewrite commsgw-srv.json with ``changes`` and return its path."""
+    path = Path(spec["_path"])
+    data = json.loads(path.read_text())
+    data.update(changes)
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_spec_paths_outside_the_allowed_dirs_are_refused(spec: dict[str, t.Any], tmp_path: Path) -> None:
+    outside = tmp_path.parent / (tmp_path.name + "-elsewhere")
+    outside.mkdir()
+    for key in ("dispatcher_list", "rpc_socket", "rpc_fifo"):
+        path = _respec(spec, **{key: str(outside / "target")})
+        with pytest.raises(refresher.SpecPathError, match="outside the allowed directories"):
+            refresher.load_spec(path)
+        _respec(spec, **{key: spec[key] if key != "dispatcher_list" else "dispatcher.list"})
+    # The run dir given with --allowed-dir is fine for the RPC endpoints.
+    path = _respec(spec, rpc_socket=str(outside / "kamailio_rpc.sock"))
+    assert refresher.load_spec(path, [str(outside)])["rpc_socket"] == str(outside / "kamailio_rpc.sock")
+    assert not (outside / "target").exists()
+
+
+def test_symlink_escaping_the_allowed_dirs_is_refused(spec: dict[str, t.Any], tmp_path: Path) -> None:
+    outside = tmp_path.parent / (tmp_path.name + "-victim")
+    outside.mkdir()
+    victim = outside / "victim.list"
+    victim.write_text("keep me\n")
+    (tmp_path / "escape.list").symlink_to(victim)
+    (tmp_path / "escape-dir").symlink_to(outside)
+    for name in ("escape.list", "escape-dir/victim.list"):
+        with pytest.raises(refresher.SpecPathError, match="really %s" % victim):
+            refresher.load_spec(_respec(spec, dispatcher_list=name))
+    assert victim.read_text() == "keep me\n"
+
+
+def test_dotdot_is_refused_even_when_it_resolves_inside(spec: dict[str, t.Any], tmp_path: Path) -> None:
+    for key, value in (("dispatcher_list", "run/../dispatcher.list"),
+                       ("rpc_socket", str(tmp_path / "run" / ".." / "run" / "kamailio_rpc.sock"))):
+        with pytest.raises(refresher.SpecPathError, match=r"contains '\.\.'"):
+            refresher.load_spec(_respec(spec, **{key: value}))
+        _respec(spec, **{key: "dispatcher.list" if key == "dispatcher_list" else spec[key]})
+
+
+def test_endpoints_from_kamailio_cfg_are_held_to_the_same_dirs(spec: dict[str, t.Any], tmp_path: Path) -> None:
+    # No endpoint in the spec: they come from kamailio.cfg, whose run dir here is /run/kamailio.
+    cfg = tmp_path / "kamailio.cfg"
+    cfg.write_text(cfg.read_text().replace(str(tmp_path / "run"), "/run/kamailio"))
+    loaded = refresher.load_spec(_respec(spec, rpc_socket=None, rpc_fifo=None))
+    with pytest.raises(refresher.SpecPathError, match="/run/kamailio/kamailio_rpc.sock is outside"):
+        refresher.rpc_for(loaded)
+    loaded = refresher.load_spec(loaded["_path"], ["/run/kamailio"])
+    assert refresher.rpc_for(loaded).endpoints.socket == "/run/kamailio/kamailio_rpc.sock"
+
+
+def test_symlinked_dispatcher_list_is_never_replaced(spec: dict[str, t.Any], tmp_path: Path) -> None:
+    real = tmp_path / "real.list"
+    listed = Path(spec["dispatcher_list"])
+    real.write_text(listed.read_text())
+    listed.unlink()
+    listed.symlink_to(real)  # inside the config dir, but a symlink: refused at load time
+    with pytest.raises(refresher.SpecPathError, match="not a regular file"):
+        refresher.load_spec(spec["_path"])
+    # And at write time, if it became one after the spec was read.
+    listed.unlink()
+    listed.write_text(real.read_text())
+    loaded = refresher.load_spec(spec["_path"])
+    listed.unlink()
+    listed.symlink_to(real)
+    before = real.read_text()
+    reloads = Reloads()
+    new = [(10, 50, "p3.acg-lab.commsgw.test", "127.0.10.3")]
+    outcome = refresher.refresh(loaded, _resolver(_answer(new)), reloads, now=1000.0)
+    assert outcome.unsafe == [str(listed)] and not outcome.written and reloads.count == 0
+    assert listed.is_symlink() and real.read_text() == before
+
+
+def test_written_files_get_the_kamailio_group_and_0640(spec: dict[str, t.Any]) -> None:
+    gid = os.getgid()  # a group the test may give; the unit passes kamailio
+    new = [(10, 50, "p3.acg-lab.commsgw.test", "127.0.10.3")]
+    outcome = refresher.refresh(spec, _resolver(_answer(new)), Reloads(), now=1000.0, file_gid=gid)
+    assert outcome.written
+    for path in (Path(spec["dispatcher_list"]), Path(spec["_path"]).parent / ".commsgw-srv-state.json"):
+        info = path.stat()
+        assert stat.S_IMODE(info.st_mode) == 0o640 and info.st_gid == gid, path
+
+
+def test_installed_script_refuses_an_outside_spec_with_status_2(spec: dict[str, t.Any], tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shutil.copy(root / "roles" / "kamailio" / "files" / "commsgw-srv-refresh.py", bin_dir / "commsgw-srv-refresh")
+    for lib in ("refresher.py", "kamailio_runtime.py", "kamailio.py", "srv_lookup.py"):
+        shutil.copy(root / "plugins" / "module_utils" / lib, bin_dir / lib)
+    victim = tmp_path.parent / (tmp_path.name + "-script") / "dispatcher.list"
+    victim.parent.mkdir()
+    path = _respec(spec, dispatcher_list=str(victim))
+    run = subprocess.run([sys.executable, str(bin_dir / "commsgw-srv-refresh"), "--spec", path, "--force",
+                          "--nameserver", "127.0.0.1", "--dns-port", "9", "--dns-timeout", "0.5"],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 2, run.stderr
+    assert "outside the allowed directories" in run.stderr
+    assert not victim.exists() and not (tmp_path / ".commsgw-srv-state.json").exists()
+
+
+# --- the jsonrpcs client: only a real socket / FIFO gets a request, replies come back via the run dir
+
+def test_regular_files_and_symlinks_never_get_a_request(tmp_path: Path) -> None:
+    sock, fifo = tmp_path / "rpc.sock", tmp_path / "rpc.fifo"
+    sock.write_text("")
+    fifo.write_text("")
+    rpc = JsonRpc(RpcEndpoints(str(sock), str(fifo), str(tmp_path)), timeout_s=0.5)
+    with pytest.raises(RpcError, match="not a socket.*not a FIFO"):
+        rpc.call("core.version")
+    assert sock.read_text() == "" and fifo.read_text() == ""
+    # A symlink to a real FIFO is not followed either.
+    real = tmp_path / "real.fifo"
+    os.mkfifo(real)
+    reader = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        link = tmp_path / "link.fifo"
+        link.symlink_to(real)
+        with pytest.raises(RpcError, match="not a FIFO"):
+            JsonRpc(RpcEndpoints(None, str(link), str(tmp_path)), timeout_s=0.5).call("core.version")
+        assert os.read(reader, 4096) == b""
+    finally:
+        os.close(reader)
+
+
+@pytest.mark.parametrize("run_mode", [0o770, 0o755], ids=["group-private-run-dir", "open-run-dir"])
+def test_reply_socket_lives_in_a_private_dir_of_the_run_dir(tmp_path: Path, run_mode: int) -> None:
+    """A stand-in Kamailio answers on a real datagram socket; the reply address must be in the run dir."""
+    run = tmp_path / "run"
+    run.mkdir()
+    os.chmod(run, run_mode)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(str(run / "kamailio_rpc.sock"))
+    seen: dict[str, t.Any] = {}
+
+    def answer() -> None:
+        server.settimeout(5)
+        data, sender = server.recvfrom(65536)
+        info, parent = os.stat(sender), os.stat(os.path.dirname(sender))
+        seen.update(sender=sender, mode=stat.S_IMODE(info.st_mode), dir_mode=stat.S_IMODE(parent.st_mode),
+                    gid=info.st_gid, dir_gid=parent.st_gid, sock=stat.S_ISSOCK(info.st_mode))
+        server.sendto(json.dumps({"jsonrpc": "2.0", "id": json.loads(data)["id"], "result": "ok"}).encode(), sender)
+
+    thread = threading.Thread(target=answer)
+    thread.start()
+    try:
+        assert JsonRpc(RpcEndpoints(str(run / "kamailio_rpc.sock"), None), timeout_s=5).call("core.version") == "ok"
+    finally:
+        thread.join(timeout=10)
+        server.close()
+    assert os.path.dirname(os.path.dirname(seen["sender"])) == str(run) and seen["sock"]
+    if run_mode == 0o770:  # group-private run dir: granted to its group only
+        assert (seen["dir_mode"], seen["mode"]) == (0o710, 0o620)
+        assert seen["gid"] == seen["dir_gid"] == run.stat().st_gid
+    else:
+        assert (seen["dir_mode"], seen["mode"]) == (0o711, 0o622)
+    assert os.listdir(run) == ["kamailio_rpc.sock"]  # the private dir is gone
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
+def test_reply_socket_falls_back_to_the_temp_dir_when_the_run_dir_is_not_writable(tmp_path: Path) -> None:
+    """As nobody, next to a root-owned 0755 run dir: the private dir goes to the temp dir instead."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o755)
+    os.chmod(tmp_path, 0o755)
+    code = ("import json, os, stat; from ansible_collections.commsgw.routing.plugins.module_utils import "
+            "kamailio_runtime as k; r = k._reply_dir(%r); m = stat.S_IMODE(os.stat(r.path).st_mode); "
+            "os.rmdir(r.path); print(json.dumps([r.path, m, r.file_mode]))" % str(run))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)))
+    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
+                          capture_output=True, text=True, timeout=30, check=False, env=env, cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    path, dir_mode, file_mode = json.loads(proc.stdout)
+    assert os.path.dirname(path) == tempfile.gettempdir() and (dir_mode, file_mode) == (0o711, 0o622)
+    assert os.listdir(run) == []

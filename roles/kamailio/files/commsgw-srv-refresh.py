@@ -14,6 +14,10 @@ kamailio_runtime.py (the logic lives there). Modes:
 A run re-resolves only the records whose TTL has expired (``--force``: all of them). Exit status 0
 when every record resolved (or was not due), 1 when any lookup failed or was refused (the previous
 peers were kept), 2 on a problem with the input or the reload.
+
+Every path the spec names (dispatcher.list, the jsonrpcs socket and FIFO) must lie in the spec's
+directory or in an ``--allowed-dir`` (the run directory), else nothing is done (exit 2).
+``--file-group`` (the systemd unit: kamailio) gives the files it writes that group and mode 0640.
 """
 
 import argparse
@@ -37,6 +41,9 @@ def parse_args(argv):
     parser.add_argument("--dns-port", type=int, default=53)
     parser.add_argument("--dns-timeout", type=float, default=3.0)
     parser.add_argument("--state-dir", help="where the last good answers are kept (default: next to the spec)")
+    parser.add_argument("--allowed-dir", action="append", default=[],
+                        help="besides the spec's directory, a directory the spec's paths may name (repeatable)")
+    parser.add_argument("--file-group", help="group of the files written, mode 0640 (default: as the old file)")
     parser.add_argument("--force", action="store_true", help="resolve every record, due or not")
     parser.add_argument("--loop", action="store_true", help="keep running, re-resolving at each record's TTL")
     parser.add_argument("--max-runs", type=int, default=0, help="with --loop: stop after N runs (0: never)")
@@ -58,19 +65,20 @@ def running_pid(pid_file):
 
 def one_run(args, force):
     try:
-        spec = refresher.load_spec(args.spec)
+        spec = refresher.load_spec(args.spec, args.allowed_dir)
+        rpc = refresher.rpc_for(spec)
+        file_gid = refresher.group_id(args.file_group) if args.file_group else None
     except (OSError, ValueError) as exc:
-        LOG.error("cannot read %s: %s", args.spec, exc)
+        LOG.error("cannot use %s: %s", args.spec, exc)
         return 2, refresher.RETRY_AFTER_FAILURE_S
     settings = refresher.ResolverSettings(args.nameserver, args.dns_port, args.dns_timeout)
-    rpc = refresher.rpc_for(spec)
     outcome = refresher.refresh(spec, lambda name: refresher.resolve(name, settings),
                                 lambda: rpc.call("dispatcher.reload"), time.time(), force=force,
-                                state_dir=args.state_dir)
+                                state_dir=args.state_dir, file_gid=file_gid)
     LOG.info("run: resolved=%s refused=%s failed=%s written=%s reloaded=%s next in %.0f s",
              outcome.resolved, outcome.refused, outcome.failed, outcome.written, outcome.reloaded,
              outcome.next_due_s)
-    if outcome.written and not outcome.reloaded or any("reload" in e for e in outcome.errors):
+    if outcome.unsafe or outcome.written and not outcome.reloaded or any("reload" in e for e in outcome.errors):
         return 2, outcome.next_due_s
     return (1 if outcome.failed or outcome.refused else 0), outcome.next_due_s
 
