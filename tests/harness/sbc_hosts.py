@@ -314,7 +314,7 @@ class SbcHostLab:
             self._prepare_upper(guest)
             self._launch(guest)
         for guest in self.guests.values():  # they boot in parallel; wait for each in turn
-            self._wait_ready(guest, started)
+            self.wait_ready(guest.name, started)
 
     def close(self) -> None:
         """Power off guests, then remove everything of this lab (idempotent; also used for stale state)."""
@@ -375,19 +375,27 @@ class SbcHostLab:
         Parent directories copy mode and owner from the golden image: in a merged overlay the upper
         directory's attributes win, so a root-owned 0700 ~ops/ would lock ops out.
         """
-        lower, upper = self.images[guest.suite], self._gdir(guest) / "upper"
-        parts = Path(rel).parts
-        for i in range(1, len(parts)):
-            sub = Path(*parts[:i])
-            if not (upper / sub).exists():
-                st = (lower / sub).stat()
-                (upper / sub).mkdir()
-                os.chown(upper / sub, st.st_uid, st.st_gid)
-                os.chmod(upper / sub, st.st_mode & 0o7777)
-        path = upper / rel
+        self._upper_mkdirs(guest, str(Path(rel).parent), owner)
+        path = self._gdir(guest) / "upper" / rel
         path.write_bytes(content.encode() if isinstance(content, str) else content)
         os.chown(path, *(owner or (0, 0)))
         os.chmod(path, mode)
+
+    def _upper_mkdirs(self, guest: Guest, rel: str, owner: t.Optional[tuple[int, int]] = None) -> Path:
+        lower, upper = self.images[guest.suite], self._gdir(guest) / "upper"
+        parts = Path(rel).parts
+        for i in range(1, len(parts) + 1):
+            sub = Path(*parts[:i])
+            if not (upper / sub).exists():
+                (upper / sub).mkdir()
+                if (lower / sub).is_dir():
+                    st = (lower / sub).stat()
+                    os.chown(upper / sub, st.st_uid, st.st_gid)
+                    os.chmod(upper / sub, st.st_mode & 0o7777)
+                else:  # new directory (e.g. ~/.ssh): private to the file's owner
+                    os.chown(upper / sub, *(owner or (0, 0)))
+                    os.chmod(upper / sub, 0o700)
+        return upper / rel
 
     def _prepare_upper(self, guest: Guest) -> None:
         gdir, lower = self._gdir(guest), self.images[guest.suite]
@@ -419,10 +427,12 @@ class SbcHostLab:
         self._upper_write(guest, "etc/shadow", "\n".join(shadow) + "\n", st.st_mode & 0o7777, (st.st_uid, st.st_gid))
         pub = Path(str(self.private_key) + ".pub").read_text()
         self._upper_write(guest, f"home/{OPS_USER}/.ssh/authorized_keys", pub, 0o600, ops_ids)
-        os.chown(self._gdir(guest) / "upper" / "home" / OPS_USER / ".ssh", *ops_ids)
-        os.chmod(self._gdir(guest) / "upper" / "home" / OPS_USER / ".ssh", 0o700)
         # Per-guest host keys, generated on the host (ssh-keygen -A writes under <prefix>/etc/ssh).
+        # (ssh-keygen -A exits 0 even when it could not write, so check the result.)
+        ssh_dir = self._upper_mkdirs(guest, "etc/ssh")
         _sh(["ssh-keygen", "-A", "-f", str(gdir / "upper")])
+        if len(list(ssh_dir.glob("ssh_host_*_key"))) < 3:
+            raise RuntimeError(f"ssh-keygen -A wrote no host keys into {ssh_dir}")
         for cg in self._cgroups(guest):
             cg.mkdir(parents=True, exist_ok=True)
 
@@ -448,8 +458,10 @@ class SbcHostLab:
         self._supervisors[guest.name] = sup
         sup.start()
 
-    def _wait_ready(self, guest: Guest, started: float) -> None:
-        """Until SSH login as ops works and systemd reports running/degraded (bounded by ready_timeout)."""
+    def wait_ready(self, name: str, started: t.Optional[float] = None) -> None:
+        """Until SSH login as ops works and systemd reports running/degraded (ready_timeout after started)."""
+        guest = self.guests[name]
+        started = time.monotonic() if started is None else started
         deadline = started + self.ready_timeout
         last = ""
         while True:
@@ -467,16 +479,35 @@ class SbcHostLab:
                 break
             last = res.stderr.strip()
             time.sleep(0.2)
-        self.figures["boot_to_ssh_s"][guest.name] = round(time.monotonic() - started, 2)
+        # First boot only: a reboot's figure is what reboot() returns.
+        self.figures["boot_to_ssh_s"].setdefault(guest.name, round(time.monotonic() - started, 2))
         res = self.ssh(guest.name, "systemctl is-system-running --wait",
                        timeout=max(1.0, deadline - time.monotonic()))
         state = res.stdout.strip()
         if state not in ("running", "degraded"):
             raise RuntimeError(f"guest {guest.name}: systemd state {state!r}: {res.stderr}")
-        self.figures["ready_s"][guest.name] = round(time.monotonic() - started, 2)
+        self.figures["ready_s"].setdefault(guest.name, round(time.monotonic() - started, 2))
         self.figures.setdefault("system_state", {})[guest.name] = state
 
     # -- using the lab ---------------------------------------------------------------------------------
+
+    def reboot(self, name: str, timeout: float = 30.0) -> float:
+        """`systemctl reboot` in the guest, wait until nspawn was started again and the guest is ready.
+
+        Returns the seconds from the reboot command to ready.
+        """
+        sup, started = self._supervisors[name], time.monotonic()
+        runs = len(sup.exit_codes)
+        with contextlib.suppress(subprocess.TimeoutExpired):  # the session may die with the guest
+            self.ssh(name, "systemctl reboot", become=True, timeout=10)
+        while len(sup.exit_codes) == runs:
+            if time.monotonic() - started > timeout:
+                raise RuntimeError(f"guest {name} did not go down within {timeout} s of `systemctl reboot`")
+            time.sleep(0.1)
+        if sup.exit_codes[-1] != REBOOT_EXIT_CODE:
+            raise RuntimeError(f"guest {name}: nspawn exited {sup.exit_codes[-1]} on reboot, not 133")
+        self.wait_ready(name, started)
+        return round(time.monotonic() - started, 2)
 
     def add_address(self, address: str) -> str:
         """Add an address to the bridge (for simulated peers, DNS...); without a prefix, the lab's. Removed at exit."""
