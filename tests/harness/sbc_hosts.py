@@ -561,3 +561,47 @@ class SbcHostLab:
     def exit_codes(self, guest: str) -> list[int]:
         """nspawn exit codes seen so far for guest (133 = it rebooted and was started again)."""
         return list(self._supervisors[guest].exit_codes)
+
+
+def _parse_guests(spec: str) -> list[Guest]:
+    """'sbc1:trixie:10.213.0.11,sbc2:bookworm:10.213.0.12' -> guests."""
+    guests = []
+    for item in filter(None, spec.split(",")):
+        name, suite, address = item.split(":")
+        guests.append(Guest(name, suite, address))
+    return guests
+
+
+def main(argv: t.Optional[t.Sequence[str]] = None) -> int:
+    """For humans: `up` boots guests and holds them (Ctrl-C ends, bounded by --hold); `down` clears a stale lab."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(prog="python -m harness.sbc_hosts", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    up = sub.add_parser("up", help="boot guests, print an Ansible inventory, hold until Ctrl-C or --hold")
+    up.add_argument("--guests", required=True, help="name:suite:address,... e.g. sbc1:trixie:10.213.0.11")
+    up.add_argument("--nameserver")
+    up.add_argument("--inventory", type=Path, help="also write the inventory (JSON) to this file")
+    up.add_argument("--hold", type=float, default=3600.0, help="seconds to keep the lab up (default 3600)")
+    down = sub.add_parser("down", help="remove what a crashed lab on --bridge left behind")
+    for p in (up, down):
+        p.add_argument("--bridge", default="cgwbr0")
+        p.add_argument("--subnet", default="10.213.0.0/24")
+    args = parser.parse_args(argv)
+    if args.cmd == "down":
+        SbcHostLab([], bridge=args.bridge, subnet=args.subnet).cleanup_stale()
+        return 0
+    guests = _parse_guests(args.guests)
+    with SbcHostLab(guests, bridge=args.bridge, subnet=args.subnet, nameserver=args.nameserver) as lab:
+        inventory = {"all": {"hosts": {g.name: lab.inventory_vars(g.name) for g in guests}}}
+        if args.inventory:
+            args.inventory.write_text(json.dumps(inventory, indent=2) + "\n")
+        print(json.dumps({"figures": lab.figures, "inventory": inventory}, indent=2), flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            time.sleep(args.hold)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

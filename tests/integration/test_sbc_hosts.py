@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.sbc_hosts import CGROUP_GROUP, CGROUP_ROOT, Guest, SbcHostLab
+from harness.sbc_hosts import CGROUP_GROUP, CGROUP_ROOT, STATE_DIR, Guest, SbcHostLab
 from harness.tools import needs
 
 pytestmark = [
@@ -78,8 +78,16 @@ def _ok(lab: SbcHostLab, guest: str, command: str, become: bool = False) -> str:
     return res.stdout
 
 
+def _fake_crashed_run() -> None:
+    """What a killed run leaves: our bridge, a cgroup dir, a state directory (the lab must clear them)."""
+    subprocess.run(["ip", "link", "add", BRIDGE, "type", "bridge"], check=True, timeout=10)
+    (CGROUP_ROOT / "systemd" / CGROUP_GROUP / BRIDGE / "sbc-trixie" / "payload").mkdir(parents=True)
+    (STATE_DIR / f"sbc-lab-{BRIDGE}" / "sbc-trixie" / "upper").mkdir(parents=True)
+
+
 def test_trixie_and_bookworm_guests(tmp_path: Path) -> None:
     started = time.monotonic()
+    _fake_crashed_run()
     # A datagram sink on the bridge's host address (bound once the lab made the bridge).
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sink:
         with SbcHostLab(GUESTS, bridge=BRIDGE, subnet=SUBNET, nameserver=HOST) as lab:
@@ -113,8 +121,8 @@ def test_trixie_and_bookworm_guests(tmp_path: Path) -> None:
                 assert data == f"hello from {name}".encode() and peer[0] == g.address
                 # Kamailio as the package left it (reported, not asserted: this is what onboarding meets).
                 state = lab.ssh(name, "systemctl is-active kamailio; systemctl is-enabled kamailio").stdout.split()
-                listening = lab.ssh(name, "ss -lntup | grep -i kamailio || true", become=True).stdout
-                print(f"{name}: kamailio {version.group(1)} active/enabled={state} listening:\n{listening}")
+                listening = lab.ssh(name, "ss -Hlntup | awk '/kamailio/ {print $1 \":\" $5}'", become=True).stdout
+                print(f"{name}: kamailio {version.group(1)} active/enabled={state} on {listening.split()}")
 
             inventory = tmp_path / "inventory.json"
             inventory.write_text(json.dumps({"sbcs": {"hosts": {g.name: lab.inventory_vars(g.name) for g in GUESTS}}}))
@@ -134,5 +142,13 @@ def test_trixie_and_bookworm_guests(tmp_path: Path) -> None:
                 assert _ok(lab, g.name, "cat /etc/commsgw-harness-check", become=True).strip() \
                     == f"{g.suite} container"
                 assert lab.ssh(g.name, "cat /etc/commsgw-harness-check").returncode != 0  # ops cannot read it
+
+            # A guest `reboot` makes nspawn exit 133; the lab starts it again and it comes back on SSH.
+            _ok(lab, "sbc-bookworm", "touch /run/before-reboot", become=True)  # /run: tmpfs of this boot
+            print(f"reboot to ready: {lab.reboot('sbc-bookworm')} s")
+            assert lab.exit_codes("sbc-bookworm") == [133]
+            assert lab.ssh("sbc-bookworm", "test -e /run/before-reboot").returncode == 1
+            assert _ok(lab, "sbc-bookworm", "cat /etc/commsgw-harness-check", become=True).strip() \
+                == "bookworm container"  # the overlay (guest state) survives the reboot
     assert _leftovers() == []
     print(f"SBC lab test total: {time.monotonic() - started:.1f} s")
