@@ -31,6 +31,7 @@ import contextlib
 import dataclasses
 import ipaddress
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -203,19 +204,20 @@ class _Supervisor(threading.Thread):
                 if rc != REBOOT_EXIT_CODE:
                     return
 
-    @property
-    def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
-        """SIGTERM makes nspawn power the guest off cleanly; SIGKILL only when that takes too long."""
+    def terminate(self) -> None:
+        """No more restarts; SIGTERM makes nspawn power the guest off cleanly."""
         with self._lock:
             self._stopping = True
             proc = self._proc
         if proc is not None and proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
+
+    def wait_stopped(self, deadline: float) -> None:
+        """Wait for the poweroff until deadline (monotonic), then SIGKILL nspawn (clean-up kills the rest)."""
+        proc = self._proc
+        if proc is not None:
             try:
-                proc.wait(timeout)
+                proc.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(5)
@@ -272,8 +274,9 @@ class SbcHostLab:
             raise ValueError(f"bridge name {bridge!r} longer than an interface name may be")
         seen_veth: set[str] = set()
         for g in guests:
-            # The host side of the guest's veth is "vb-" + the first 12 characters of the machine name.
-            if not g.name.replace("-", "").isalnum() or g.name != g.name.lower() or g.name[:12] in seen_veth:
+            # The host side of the guest's veth is "vb-" + the first 12 characters of the machine name, so
+            # names must also differ from those of guests in other labs running on this machine.
+            if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", g.name) or g.name[:12] in seen_veth:
                 raise ValueError(f"guest name {g.name!r}: lower-case letters, digits, '-', unique in 12 chars")
             seen_veth.add(g.name[:12])
             if g.suite not in SUITES:
@@ -318,8 +321,13 @@ class SbcHostLab:
 
     def close(self) -> None:
         """Power off guests, then remove everything of this lab (idempotent; also used for stale state)."""
+        started = time.monotonic()
+        for sup in self._supervisors.values():  # all power off at once, then wait for each
+            sup.terminate()
         for sup in self._supervisors.values():
-            sup.stop()
+            sup.wait_stopped(started + STOP_TIMEOUT_S)
+        if self._supervisors:
+            self.figures["poweroff_s"] = round(time.monotonic() - started, 2)
         self._supervisors.clear()
         for address in self._addresses:
             _sh(["ip", "addr", "del", address, "dev", self.bridge], check=False)

@@ -151,4 +151,4 @@ def test_trixie_and_bookworm_guests(tmp_path: Path) -> None:
             assert _ok(lab, "sbc-bookworm", "cat /etc/commsgw-harness-check", become=True).strip() \
                 == "bookworm container"  # the overlay (guest state) survives the reboot
     assert _leftovers() == []
-    print(f"SBC lab test total: {time.monotonic() - started:.1f} s")
+    print(f"poweroff of both guests: {lab.figures['poweroff_s']} s; test total: {time.monotonic() - started:.1f} s")
