@@ -234,7 +234,7 @@ def _cgroup_dirs(group: str) -> list[Path]:
     for hierarchy in sorted(CGROUP_ROOT.iterdir()):
         top = hierarchy / CGROUP_GROUP / group
         if top.is_dir():
-            found.extend(Path(dirpath) for dirpath, _, _ in os.walk(top))
+            found.extend(Path(entry[0]) for entry in os.walk(top))
     if not found:
         return []
     # Also the shared parent, removed when it holds no other lab any more.
@@ -305,8 +305,8 @@ class SbcHostLab:
 
     def start(self) -> None:
         for suite in sorted({g.suite for g in self.guests.values()}):
-            self.images[suite], self.figures["images"][suite] = ensure_golden_image(suite, self.cache_dir,
-                                                                                   self.state_root)
+            image, figures = ensure_golden_image(suite, self.cache_dir, self.state_root)
+            self.images[suite], self.figures["images"][suite] = image, figures
         self.cleanup_stale()
         self.dir.mkdir(parents=True)
         _sh(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"harness@{self.bridge}", "-f",
@@ -585,7 +585,7 @@ def main(argv: t.Optional[t.Sequence[str]] = None) -> int:
     import argparse
     import json
 
-    parser = argparse.ArgumentParser(prog="python -m harness.sbc_hosts", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.sbc_hosts", description=__doc__.split("\n", maxsplit=1)[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     up = sub.add_parser("up", help="boot guests, print an Ansible inventory, hold until Ctrl-C or --hold")
     up.add_argument("--guests", required=True, help="name:suite:address,... e.g. sbc1:trixie:10.213.0.11")

@@ -124,6 +124,21 @@ def test_trixie_and_bookworm_guests(tmp_path: Path) -> None:
                 listening = lab.ssh(name, "ss -Hlntup | awk '/kamailio/ {print $1 \":\" $5}'", become=True).stdout
                 print(f"{name}: kamailio {version.group(1)} active/enabled={state} on {listening.split()}")
 
+            # An extra bridge address (where simulated ACG peers or DNS would listen), reached from a guest.
+            peer = lab.add_address("10.213.7.49/28")
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as peer_sink:
+                peer_sink.bind((peer, 5060))
+                peer_sink.settimeout(10)
+                _ok(lab, "sbc-trixie", "python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+                                       f".sendto(b\"OPTIONS\", (\"{peer}\", 5060))'")
+                data, source = peer_sink.recvfrom(64)
+                assert data == b"OPTIONS" and source[0] == "10.213.7.11"
+            # copy_to with become: a root-owned file from the host.
+            (tmp_path / "note").write_text("from the harness\n")
+            lab.copy_to("sbc-bookworm", tmp_path / "note", "/etc/commsgw-note", become=True, mode="0640")
+            assert _ok(lab, "sbc-bookworm", "stat -c '%U %a' /etc/commsgw-note; cat /etc/commsgw-note",
+                       become=True).split("\n")[:2] == ["root 640", "from the harness"]
+
             inventory = tmp_path / "inventory.json"
             inventory.write_text(json.dumps({"sbcs": {"hosts": {g.name: lab.inventory_vars(g.name) for g in GUESTS}}}))
             (tmp_path / "play.yml").write_text(PLAY)
