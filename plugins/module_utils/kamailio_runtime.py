@@ -330,6 +330,8 @@ def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/
         # The scratch run dir is mounted over the live one; only its own mode matters to the user.
         account = pwd.getpwnam(user)
         os.chown(cand_run, account.pw_uid, account.pw_gid)
+        # Kamailio answers RPC clients at their socket in the scratch run dir, by its host path.
+        os.chmod(scratch, 0o711)
         if _is_elf(binary):
             drop = "setpriv --reuid=%d --regid=%d --init-groups " % (account.pw_uid, account.pw_gid)
         else:

@@ -11,7 +11,8 @@ import pytest
 
 # The Debian package that brings each program (scripts/debian-packages.txt installs them).
 PACKAGES = {"kamailio": "kamailio", "sipp": "sip-tester", "knotd": "knot", "unshare": "util-linux",
-            "openssl": "openssl"}
+            "openssl": "openssl", "systemd-nspawn": "systemd-container", "ssh": "openssh-client",
+            "debootstrap": "debootstrap"}
 
 
 def needs(*programs: str) -> pytest.MarkDecorator:

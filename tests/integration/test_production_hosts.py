@@ -220,12 +220,16 @@ def test_onboard_two_sites_over_tls_with_the_probe(rig: Rig) -> None:
         assert rig.root(guest, "ps -o user= -p %d" % pid).strip() == "kamailio"
         assert rig.root(guest, "systemctl is-active kamailio").strip() == "active"
         assert "kamailio 6.0" in rig.root(guest, "kamailio -v")
-        listing = rig.root(guest, "stat -c '%n %U:%G %a' /etc/kamailio /etc/kamailio/kamailio.cfg "
-                                  "/etc/kamailio/tls.cfg /etc/kamailio/dispatcher.list")
+        listing = rig.root(guest, "stat -c '%n %U:%G %a' /etc/kamailio/kamailio.cfg /etc/kamailio/tls.cfg "
+                                  "/etc/kamailio/dispatcher.list /etc/kamailio/address.list")
         for line in listing.splitlines():
-            name, owner, mode = line.split()
-            assert owner == "root:kamailio", line
-            assert int(mode, 8) & 0o007 == 0, "%s is world-accessible" % name
+            assert line.split()[1:] == ["root:kamailio", "640"], line
+        # The directory: the refresher's group may replace files, Kamailio searches it, nobody lists it.
+        assert rig.root(guest, "stat -c '%U:%G %a' /etc/kamailio").split() == ["root:commsgw-srv", "771"]
+        refresher = rig.root(guest, "systemctl show -p User -p ProtectSystem -p NoNewPrivileges "
+                                    "commsgw-srv-refresh.service; systemctl is-active commsgw-srv-refresh.timer")
+        assert "User=commsgw-srv" in refresher and "ProtectSystem=strict" in refresher, refresher
+        assert "NoNewPrivileges=yes" in refresher and refresher.strip().endswith("active"), refresher
         # The package's unit runs the rendered configuration through the drop-in, as user kamailio.
         show = rig.root(guest, "systemctl show -p User -p ExecStart -p DropInPaths kamailio")
         assert "User=kamailio" in show and "/etc/kamailio/kamailio.cfg" in show and "commsgw.conf" in show
