@@ -80,7 +80,7 @@ def active_text(cfg_text: str, defined: t.Iterable[str] = ()) -> str:
     kept = []
     for line in cfg_text.splitlines():
         match = _DIRECTIVE_RE.match(line)
-        active = all(branch for _, branch in stack)
+        active = all(branch for _outer, branch in stack)
         if not match:
             if active:
                 kept.append(line)
@@ -182,7 +182,8 @@ class JsonRpc:
     def _fifo(self, request: dict[str, t.Any]) -> dict[str, t.Any]:
         # Kamailio opens reply_name in its fifo_reply_dir (often the shared /tmp): a random name, created
         # by mkfifo (fails if the name exists), so nobody can plant or predict it.
-        reply_name = "commsgw_rpc_reply_%s.fifo" % secrets.token_hex(12)
+        # Digits and '_' only, the shape Kamailio 6.0's jsonrpcs accepts (it refused a 24-hex-digit name).
+        reply_name = "commsgw_rpc_reply_%d_%d.fifo" % (os.getpid(), secrets.randbelow(10 ** 9))
         reply_path = os.path.join(self.endpoints.fifo_reply_dir, reply_name)
         os.mkfifo(reply_path, 0o600)
         try:
@@ -270,6 +271,11 @@ def _grant_like_dir(path: str, parent: str) -> None:
     os.chmod(path, file_mode)
 
 
+# sockaddr_un.sun_path holds 108 bytes with the terminating NUL; "/commsgw-rpc-XXXXXXXX/c.sock" follows ``near``.
+_SUN_PATH_MAX = 107
+_REPLY_SUFFIX_LEN = len("/commsgw-rpc-XXXXXXXX/c.sock")
+
+
 def _reply_dir(near: str) -> _ReplyDir:
     """A fresh 0700 directory (mkdtemp) in ``near`` if the caller may write there, else in the system temp dir.
 
@@ -277,6 +283,8 @@ def _reply_dir(near: str) -> _ReplyDir:
     sees (systemd PrivateTmp); the fallback keeps root callers of scratch Kamailios working.
     """
     parent = near if near and os.access(near, os.W_OK | os.X_OK) else None
+    if parent and len(os.fsencode(parent)) + _REPLY_SUFFIX_LEN > _SUN_PATH_MAX:
+        parent = None  # a socket path longer than sun_path cannot be bound; the temp dir is short
     path = tempfile.mkdtemp(prefix="commsgw-rpc-", dir=parent)
     dir_mode, file_mode, gid = _access_like(os.path.dirname(path))
     if gid >= 0:

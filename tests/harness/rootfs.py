@@ -181,18 +181,34 @@ def _run(cmd: t.Sequence[str], log: t.IO[str], timeout: float = BUILD_TIMEOUT_S,
     subprocess.run(list(cmd), stdout=log, stderr=subprocess.STDOUT, timeout=timeout, check=True, **kw)
 
 
-def build_tarball(tarball: Path, mirror: t.Optional[str] = None, log_path: t.Optional[Path] = None) -> dict[str, t.Any]:
-    """debootstrap trixie + kamailio + tls modules, cleaned, packed as a zstd tarball. Returns figures."""
+@dataclasses.dataclass(frozen=True)
+class BuildStart:
+    """Where a debootstrap build of a cached tarball runs: mirror, log, a scratch dir beside the tarball."""
+
+    mirror: str
+    log_path: Path
+    build_dir: Path
+    started: float
+
+
+def start_build(tarball: Path, what: str, prefix: str, mirror: t.Optional[str] = None,
+                log_path: t.Optional[Path] = None) -> BuildStart:
+    """Checks that a build can run (mirror reachable, debootstrap installed) and prepares its directories."""
     mirror = mirror or apt_mirror()
     reason = _mirror_reachable(mirror)
     if reason:
-        raise RootfsUnavailable(f"Debian mirror not reachable, cannot build the Kamailio 6.0 rootfs: {reason}")
+        raise RootfsUnavailable(f"Debian mirror not reachable, cannot build {what}: {reason}")
     if not shutil.which("debootstrap"):
         raise RuntimeError("debootstrap is not installed (apt-get install debootstrap)")
     tarball.parent.mkdir(parents=True, exist_ok=True)
-    log_path = log_path or tarball.with_suffix(".build.log")
-    started = time.monotonic()
-    build_dir = Path(tempfile.mkdtemp(prefix="k6-rootfs-", dir=str(tarball.parent)))
+    return BuildStart(mirror, log_path or tarball.with_suffix(".build.log"),
+                      Path(tempfile.mkdtemp(prefix=prefix, dir=str(tarball.parent))), time.monotonic())
+
+
+def build_tarball(tarball: Path, mirror: t.Optional[str] = None, log_path: t.Optional[Path] = None) -> dict[str, t.Any]:
+    """debootstrap trixie + kamailio + tls modules, cleaned, packed as a zstd tarball. Returns figures."""
+    build = start_build(tarball, "the Kamailio 6.0 rootfs", "k6-rootfs-", mirror, log_path)
+    mirror, log_path, build_dir, started = build.mirror, build.log_path, build.build_dir, build.started
     root = build_dir / "root"
     try:
         with open(log_path, "w") as log:

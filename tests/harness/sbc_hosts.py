@@ -37,13 +37,12 @@ import shlex
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 import typing as t
 from pathlib import Path
 
-from harness.rootfs import DEFAULT_CACHE_DIR, RootfsUnavailable, _locked, _mirror_reachable, _run, apt_mirror
+from harness.rootfs import DEFAULT_CACHE_DIR, _locked, _run, start_build
 
 SUITES = ("trixie", "bookworm")
 # Everything Ansible modules and the SBC role need is baked in: guests cannot reach the mirror.
@@ -74,16 +73,8 @@ def build_golden_tarball(suite: str, tarball: Path, mirror: t.Optional[str] = No
     """debootstrap one SBC golden image and pack it as tar.zst. Returns figures (build_s, bytes, log)."""
     if suite not in SUITES:
         raise ValueError(f"unsupported suite {suite!r}, expected one of {SUITES}")
-    mirror = mirror or apt_mirror()
-    reason = _mirror_reachable(mirror)
-    if reason:
-        raise RootfsUnavailable(f"Debian mirror not reachable, cannot build the {suite} SBC image: {reason}")
-    if not shutil.which("debootstrap"):
-        raise RuntimeError("debootstrap is not installed (apt-get install debootstrap)")
-    tarball.parent.mkdir(parents=True, exist_ok=True)
-    log_path = log_path or tarball.with_suffix(".build.log")
-    started = time.monotonic()
-    build_dir = Path(tempfile.mkdtemp(prefix=f"sbc-{suite}-", dir=str(tarball.parent)))
+    build = start_build(tarball, f"the {suite} SBC image", f"sbc-{suite}-", mirror, log_path)
+    mirror, log_path, build_dir, started = build.mirror, build.log_path, build.build_dir, build.started
     root = build_dir / "root"
     try:
         with open(log_path, "w") as log:

@@ -278,8 +278,8 @@ def test_config_that_cannot_start_leaves_the_running_one_untouched(rig: Rig) -> 
     assert proc.returncode != 0
     assert "did not start" in proc.stdout, proc.stdout[-4000:]
     assert rig.state(AMS) == before
-    successful, failed, _ = rig.calls(AMS, 5, "after-broken")
-    assert (successful, failed) == (5, 0)
+    successful, failed, invites = rig.calls(AMS, 5, "after-broken")
+    assert (successful, failed) == (5, 0), invites
 
 
 def test_debian12_plain_transport_onboards_and_tls_is_refused(rig: Rig) -> None:
@@ -292,9 +292,8 @@ def test_debian12_plain_transport_onboards_and_tls_is_refused(rig: Rig) -> None:
              "commsgw_onboard_probe": False}
     udp = _write_inventory(rig.tmp / "old-udp" / "hosts.json", rig.lab, old,
                            {"lab": [(OLD, _sbc(OLD, tls=False))]}, extra)
-    tls = _write_inventory(rig.tmp / "old-tls" / "hosts.json", rig.lab, dict(old, acg_transport="tls",
-                                                                            allow_plain_transport=False),
-                           {"lab": [(OLD, _sbc(OLD))]}, extra)
+    old_tls = dict(old, acg_transport="tls", allow_plain_transport=False)
+    tls = _write_inventory(rig.tmp / "old-tls" / "hosts.json", rig.lab, old_tls, {"lab": [(OLD, _sbc(OLD))]}, extra)
     refused = _play(tls, "playbooks/onboard.yml", check=False)
     assert refused.returncode != 0
     assert "5.7.5" in refused.stdout, refused.stdout[-4000:]

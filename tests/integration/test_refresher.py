@@ -86,6 +86,16 @@ def _render(etc: Path, run: Path, acg: str, core: str) -> None:
         os.chmod(etc / name, 0o644)
 
 
+def _stop_kamailio(proc: "subprocess.Popen[bytes]") -> None:
+    """SIGTERM to Kamailio's process group, SIGKILL if it is not gone within 10 s."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
 @pytest.fixture(scope="module")
 def box(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[Box]:
     tmp = tmp_path_factory.mktemp("refresher")
@@ -114,11 +124,7 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[Box]:
                 time.sleep(0.1)
         yield box
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+        _stop_kamailio(proc)
         log.close()
         dns.stop()
 
@@ -233,11 +239,6 @@ def test_unprivileged_refresher_reloads_an_unprivileged_kamailio(box: Box) -> No
         assert os.listdir(state) == [".commsgw-srv-state.json"]
         assert sorted(os.listdir(run)) == ["kamailio_ctl", "kamailio_rpc.fifo", "kamailio_rpc.sock"]
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+        _stop_kamailio(proc)
         log.close()
         shutil.rmtree(base, ignore_errors=True)
