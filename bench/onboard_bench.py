@@ -129,8 +129,8 @@ def run_playbook(inventory: Path, playbook: Path, serial: int, timeout: float,
     proc = subprocess.run(cmd, cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=timeout, check=False)
     wall = time.monotonic() - started
     if proc.returncode != 0:
-        raise RuntimeError("%s failed (%d) after %.1f s:\n%s\n%s" % (" ".join(cmd[3:]), proc.returncode, wall,
-                                                                    proc.stdout[-6000:], proc.stderr[-2000:]))
+        raise RuntimeError("%s failed (%d) after %.1f s:\n%s\n%s"
+                           % (" ".join(cmd[3:]), proc.returncode, wall, proc.stdout[-6000:], proc.stderr[-2000:]))
     return wall, proc.stdout
 
 
@@ -165,16 +165,17 @@ def measure(count: int, serial: int, runs: int, tmp: Path) -> tuple[float, list[
             # One warm-up round so that the first baseline does not pay for cold caches alone.
             run_playbook(inventory, baseline_yml, serial, BASELINE_TIMEOUT_S, bare)
             baseline = statistics.median(run_playbook(inventory, baseline_yml, serial, BASELINE_TIMEOUT_S, bare)[0]
-                                         for _ in range(runs))
+                                         for dummy in range(runs))
             timeout = PLAYBOOK_BASE_TIMEOUT_S + PLAYBOOK_PER_SBC_TIMEOUT_S * count
             extra = [] if serial == 1 else ["-e", "commsgw_onboard_serial=%d" % serial]
             onboard = ROOT / "playbooks" / "onboard.yml"
             first_s, out = run_playbook(inventory, onboard, serial, timeout, extra)
             _check_probe(out, members)
             rows = [Row(count, label, "first", first_s, baseline, _changed(out, members))]
-            reruns = [run_playbook(inventory, onboard, serial, timeout, extra) for _ in range(runs)]
-            changed = max(_changed(out, members) for _, out in reruns)
-            rows.append(Row(count, label, "re-run", statistics.median(s for s, _ in reruns), baseline, changed))
+            reruns = [run_playbook(inventory, onboard, serial, timeout, extra) for dummy in range(runs)]
+            changed = max(_changed(rerun_out, members) for dummy, rerun_out in reruns)
+            rerun_s = statistics.median(seconds for seconds, dummy in reruns)
+            rows.append(Row(count, label, "re-run", rerun_s, baseline, changed))
             return ready_s, rows
         finally:
             sim.stop()
