@@ -150,9 +150,7 @@ candidate:
 """
 
 import datetime
-import grp
 import os
-import pwd
 import shutil
 import tempfile
 
@@ -173,35 +171,22 @@ def _read(path):
         return None
 
 
-def _ids(owner, group):
-    """uid and gid to set (-1 = leave as is), from names or numbers."""
-    def lookup(name, by_name):
-        if not name:
-            return -1
-        return int(name) if str(name).isdigit() else by_name(name)
-    return (lookup(owner, lambda n: pwd.getpwnam(n).pw_uid), lookup(group, lambda n: grp.getgrnam(n).gr_gid))
+def _set_attributes(module, path):
+    """Gives ``path`` the module's mode, owner and group through Ansible's own file handling; True when
+    any differed (in check mode: would differ, nothing changed)."""
+    params = module.params
+    changed = module.set_owner_if_different(path, params["owner"], False)
+    changed = module.set_group_if_different(path, params["group"], changed)
+    return module.set_mode_if_different(path, params["mode"], changed)
 
 
-def _set_attributes(path, mode, owner, group):
-    uid, gid = _ids(owner, group)
-    os.chown(path, uid, gid)
-    os.chmod(path, int(mode, 8))
-
-
-def _attributes_differ(path, mode, owner, group):
-    info = os.stat(path)
-    uid, gid = _ids(owner, group)
-    return ((info.st_mode & 0o7777) != int(mode, 8) or uid not in (-1, info.st_uid)
-            or gid not in (-1, info.st_gid))
-
-
-def _write_atomic(path, content, mode, owner, group):
+def _write_atomic(path, content, module):
     directory = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(prefix=".commsgw-", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(content)
-        _set_attributes(tmp, mode, owner, group)
+        _set_attributes(module, tmp)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -242,15 +227,12 @@ def _present(module, result):
     current = {name: _read(os.path.join(config_dir, name)) for name in files}
     changed = sorted(name for name, content in files.items() if current[name] != content)
     result["changed_files"] = changed
+    # Unchanged content, wrong mode or owner (e.g. written by an older version): corrected in place.
     fix = sorted(name for name in files if name not in changed
-                 and _attributes_differ(os.path.join(config_dir, name), params["mode"], params["owner"],
-                                        params["group"]))
+                 and _set_attributes(module, os.path.join(config_dir, name)))
     result["attributes_fixed"] = fix
     if fix:
         result["changed"] = True
-        if not module.check_mode:
-            for name in fix:
-                _set_attributes(os.path.join(config_dir, name), params["mode"], params["owner"], params["group"])
     result["restart_required"] = any(name not in RELOADS and name not in PASSIVE for name in changed)
     result["reload"] = [] if result["restart_required"] else [RELOADS[n] for n in changed if n in RELOADS]
     if module._diff:
@@ -275,7 +257,7 @@ def _present(module, result):
                     os.unlink(path)
                 with open(path, "w", encoding="utf-8") as handle:
                     handle.write(content)
-                _set_attributes(path, params["mode"], params["owner"], params["group"])
+                _set_attributes(module, path)
             outcome = try_candidate(staging, config_dir, binary=params["binary"], run_dir=params["run_dir"],
                                     timeout_s=params["start_timeout"], shm_mb=params["shared_memory_mb"],
                                     pkg_mb=params["pkg_memory_mb"], user=params["run_as"] or None)
@@ -303,8 +285,7 @@ def _present(module, result):
         handle.write("".join(n + "\n" for n in absent))
     result["backup"] = backup
     for name in changed:
-        _write_atomic(os.path.join(config_dir, name), files[name], params["mode"], params["owner"],
-                      params["group"])
+        _write_atomic(os.path.join(config_dir, name), files[name], module)
     _prune(backup_dir, params["keep_backups"])
 
 
@@ -326,8 +307,7 @@ def _restored(module, result):
         return
     for name in names:
         if name in changed:
-            _write_atomic(os.path.join(config_dir, name), _read(os.path.join(backup, name)),
-                          params["mode"], params["owner"], params["group"])
+            _write_atomic(os.path.join(config_dir, name), _read(os.path.join(backup, name)), module)
     for name in absent:
         path = os.path.join(config_dir, name)
         if os.path.exists(path):
