@@ -165,18 +165,18 @@ class JsonRpc:
     def _dgram(self, request: dict[str, t.Any]) -> dict[str, t.Any]:
         # Kamailio answers to the sender's address, so the client socket needs a path of its own, in a
         # fresh directory next to Kamailio's socket (a PrivateTmp caller's /tmp is invisible to Kamailio).
-        reply = _reply_dir(os.path.dirname(str(self.endpoints.socket)))
+        reply_dir = _reply_dir(os.path.dirname(str(self.endpoints.socket)))
         client = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
-            path = os.path.join(reply.path, "c.sock")
+            path = os.path.join(reply_dir, "c.sock")
             client.bind(path)
-            reply.grant(path)
+            _grant(path, os.path.dirname(reply_dir), directory=False)
             client.settimeout(self.timeout_s)
             client.sendto(json.dumps(request).encode(), self.endpoints.socket)
             data = client.recv(1 << 20)
         finally:
             client.close()
-            shutil.rmtree(reply.path, ignore_errors=True)
+            shutil.rmtree(reply_dir, ignore_errors=True)
         return t.cast("dict[str, t.Any]", json.loads(data.decode()))
 
     def _fifo(self, request: dict[str, t.Any]) -> dict[str, t.Any]:
@@ -187,7 +187,7 @@ class JsonRpc:
         reply_path = os.path.join(self.endpoints.fifo_reply_dir, reply_name)
         os.mkfifo(reply_path, 0o600)
         try:
-            _grant_like_dir(reply_path, self.endpoints.fifo_reply_dir)
+            _grant(reply_path, self.endpoints.fifo_reply_dir, directory=False)
             request = dict(request, reply_name=reply_name)
             # O_NOFOLLOW plus fstat: whatever sits at the path now, only a FIFO gets the request.
             fd = os.open(str(self.endpoints.fifo), os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
@@ -230,20 +230,6 @@ def _require_kind(path: str, test: t.Callable[[int], bool], kind: str) -> None:
         raise OSError("not a %s (symlinks are not followed)" % kind)
 
 
-@dataclasses.dataclass(frozen=True)
-class _ReplyDir:
-    """A private directory for one reply endpoint and the mode/group that let Kamailio send to it."""
-
-    path: str
-    file_mode: int
-    gid: int  # -1: keep the caller's group
-
-    def grant(self, path: str) -> None:
-        if self.gid >= 0:
-            os.chown(path, -1, self.gid)
-        os.chmod(path, self.file_mode)
-
-
 def _access_like(parent: str) -> tuple[int, int, int]:
     """(dir mode, file mode, gid) granting Kamailio what it needs inside ``parent``, and no more.
 
@@ -261,14 +247,15 @@ def _access_like(parent: str) -> tuple[int, int, int]:
     return 0o710, 0o620, info.st_gid
 
 
-def _grant_like_dir(path: str, parent: str) -> None:
-    file_mode, gid = _access_like(parent)[1:]
-    try:
-        if gid >= 0:
+def _grant(path: str, parent: str, directory: bool) -> None:
+    """Give ``path`` (a reply directory, socket or FIFO in ``parent``) the access ``_access_like`` says."""
+    dir_mode, file_mode, gid = _access_like(parent)
+    if gid >= 0:
+        try:
             os.chown(path, -1, gid)
-    except PermissionError:
-        file_mode = 0o622  # not a member of the directory's group: others, as before
-    os.chmod(path, file_mode)
+        except PermissionError:
+            dir_mode, file_mode = 0o711, 0o622  # not a member of the directory's group: others, as before
+    os.chmod(path, dir_mode if directory else file_mode)
 
 
 # sockaddr_un.sun_path holds 108 bytes with the terminating NUL; "/commsgw-rpc-XXXXXXXX/c.sock" follows ``near``.
@@ -276,8 +263,8 @@ _SUN_PATH_MAX = 107
 _REPLY_SUFFIX_LEN = len("/commsgw-rpc-XXXXXXXX/c.sock")
 
 
-def _reply_dir(near: str) -> _ReplyDir:
-    """A fresh 0700 directory (mkdtemp) in ``near`` if the caller may write there, else in the system temp dir.
+def _reply_dir(near: str) -> str:
+    """A fresh directory (mkdtemp) in ``near`` if the caller may write there, else in the system temp dir.
 
     ``near`` is the directory of Kamailio's socket, which Kamailio can reach whatever /tmp the caller
     sees (systemd PrivateTmp); the fallback keeps root callers of scratch Kamailios working.
@@ -286,14 +273,8 @@ def _reply_dir(near: str) -> _ReplyDir:
     if parent and len(os.fsencode(parent)) + _REPLY_SUFFIX_LEN > _SUN_PATH_MAX:
         parent = None  # a socket path longer than sun_path cannot be bound; the temp dir is short
     path = tempfile.mkdtemp(prefix="commsgw-rpc-", dir=parent)
-    dir_mode, file_mode, gid = _access_like(os.path.dirname(path))
-    if gid >= 0:
-        try:
-            os.chown(path, -1, gid)
-        except PermissionError:
-            dir_mode, file_mode, gid = 0o711, 0o622, -1
-    os.chmod(path, dir_mode)
-    return _ReplyDir(path, file_mode, gid)
+    _grant(path, os.path.dirname(path), directory=True)
+    return path
 
 
 def _result(reply: dict[str, t.Any]) -> t.Any:

@@ -335,9 +335,11 @@ def test_reply_socket_falls_back_to_the_temp_dir_when_the_run_dir_is_not_writabl
     run = tmp_path / "run"
     run.mkdir(mode=0o755)
     os.chmod(tmp_path, 0o755)
-    code = ("import json, os, stat; from ansible_collections.commsgw.routing.plugins.module_utils import "
-            "kamailio_runtime as k; r = k._reply_dir(%r); m = stat.S_IMODE(os.stat(r.path).st_mode); "
-            "os.rmdir(r.path); print(json.dumps([r.path, m, r.file_mode]))" % str(run))
+    code = ("import json, os, shutil, socket, stat; from ansible_collections.commsgw.routing.plugins.module_utils "
+            "import kamailio_runtime as k; r = k._reply_dir(%r); m = stat.S_IMODE(os.stat(r).st_mode); "
+            "p = os.path.join(r, 'c.sock'); s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(p); "
+            "k._grant(p, os.path.dirname(r), directory=False); f = stat.S_IMODE(os.stat(p).st_mode); s.close(); "
+            "shutil.rmtree(r); print(json.dumps([r, m, f]))" % str(run))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)))
     proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
                           capture_output=True, text=True, timeout=30, check=False, env=env, cwd="/")
