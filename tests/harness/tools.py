@@ -1,13 +1,22 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The programs a real-software test needs, as one pytest mark (skips locally, fails in CI)."""
+"""The programs a real-software test needs, as one pytest mark (skips locally, fails in CI), and a
+module run the way Ansible runs it."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
+import typing as t
+from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parents[2]
 
 # The Debian package that brings each program (scripts/debian-packages.txt installs them).
 PACKAGES = {"kamailio": "kamailio", "sipp": "sip-tester", "knotd": "knot", "unshare": "util-linux",
@@ -19,3 +28,16 @@ def needs(*programs: str) -> pytest.MarkDecorator:
     missing = [name for name in programs if shutil.which(name) is None]
     return pytest.mark.skipif(bool(missing), reason="needs %s" % ", ".join(
         "%s (%s)" % (name, PACKAGES.get(name, name)) for name in missing))
+
+
+def run_module(module: str, args: dict[str, t.Any], tmp_path: Path) -> tuple[int, dict[str, t.Any]]:
+    """Run plugins/modules/<module>.py as Ansible does (a separate Python reading an args file); (rc, result)."""
+    args_file = tmp_path / "args.json"
+    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run([sys.executable, str(REPO / "plugins" / "modules" / ("%s.py" % module)), str(args_file)],
+                          capture_output=True, text=True, timeout=60, env=env, check=False)
+    try:
+        return proc.returncode, json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError("module output is not JSON:\n%s\n%s" % (proc.stdout, proc.stderr))

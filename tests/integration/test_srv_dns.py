@@ -6,11 +6,7 @@
 from __future__ import annotations
 
 import collections
-import json
-import os
 import random
-import subprocess
-import sys
 import time
 import typing as t
 from pathlib import Path
@@ -22,10 +18,10 @@ from ansible_collections.commsgw.routing.plugins.module_utils.findings import ER
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
 from harness.dns import DnsServer, SilentNameserver
+from harness.tools import run_module
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
 BASE = "acg.commsgw.test"
 HOST1, HOST2 = "pstn-region1." + BASE, "pstn-region2." + BASE
 SRV1, SRV2 = "_sip._tls." + HOST1, "_sip._tls." + HOST2
@@ -219,22 +215,10 @@ def test_two_servers_never_share_an_address(tmp_path: Path, dns_server: DnsServe
 
 
 # -- the module, run as Ansible runs it: a separate Python process reading its arguments -------------
-def run_module(args: dict[str, t.Any], tmp_path: Path) -> tuple[int, dict[str, t.Any]]:
-    args_file = tmp_path / "args.json"
-    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    proc = subprocess.run([sys.executable, str(REPO / "plugins/modules/srv_audit.py"), str(args_file)],
-                          capture_output=True, text=True, timeout=60, env=env, check=False)
-    try:
-        return proc.returncode, json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        raise AssertionError("module output is not JSON:\n%s\n%s" % (proc.stdout, proc.stderr))
-
-
 def test_module_returns_answers_and_passes(dns_server: DnsServer, tmp_path: Path) -> None:
     dns_server.set_records(**good_records())
-    code, result = run_module({"deployment": PROD, "nameservers": [dns_server.address], "timeout": 1.0,
-                               "_ansible_check_mode": True}, tmp_path)
+    code, result = run_module("srv_audit", {"deployment": PROD, "nameservers": [dns_server.address], "timeout": 1.0,
+                                            "_ansible_check_mode": True}, tmp_path)
     assert code == 0, result
     assert result["changed"] is False and result["errors"] == [] and result["findings"] == []
     assert sorted(result["answers"]) == [SRV1, SRV2]
@@ -245,7 +229,7 @@ def test_module_fails_on_audit_errors_and_ttl(dns_server: DnsServer, tmp_path: P
     records = good_records(ttl_overrides={"provapi." + BASE: 300})
     records["a"]["sbc1." + HOST2] = ["198.51.100.7"]
     dns_server.set_records(**records)
-    code, result = run_module({"deployment": PROD, "nameservers": [dns_server.address], "timeout": 1.0},
+    code, result = run_module("srv_audit", {"deployment": PROD, "nameservers": [dns_server.address], "timeout": 1.0},
                               tmp_path)
     assert code != 0 and result["failed"] is True
     assert [(f["path"], f["rule"]) for f in result["findings"]] == [
@@ -256,7 +240,7 @@ def test_module_fails_on_audit_errors_and_ttl(dns_server: DnsServer, tmp_path: P
 
 def test_module_refuses_an_invalid_deployment(tmp_path: Path) -> None:
     broken = dict(PROD, service_regions=[dict(PROD["service_regions"][0], ip_ranges=["20.61.48.16/27"])])
-    code, result = run_module({"deployment": broken, "nameservers": ["127.0.53.254"]}, tmp_path)
+    code, result = run_module("srv_audit", {"deployment": broken, "nameservers": ["127.0.53.254"]}, tmp_path)
     assert code != 0
     assert "does not pass validation" in result["msg"]
     assert any(f["path"] == "service_regions[0].ip_ranges[0]" for f in result["findings"])

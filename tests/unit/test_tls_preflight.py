@@ -17,7 +17,6 @@ import pwd
 import shutil
 import ssl
 import subprocess
-import sys
 import tempfile
 import time
 import typing as t
@@ -28,9 +27,8 @@ import pytest
 from ansible_collections.commsgw.routing.plugins.module_utils.tls_preflight import (
     RunAsUser, check_tls_files, permits)
 from harness.pki import Issued, TestCA
-from harness.tools import needs
+from harness.tools import needs, run_module
 
-REPO = Path(__file__).resolve().parents[2]
 UNPRIVILEGED = "nobody"
 UNPRIVILEGED_GROUP = grp.getgrgid(pwd.getpwnam(UNPRIVILEGED).pw_gid).gr_name
 NO_SUCH_USER = "commsgw-no-such-user"
@@ -359,23 +357,12 @@ def test_chain_ca_defaults_to_the_ca_bundle(world_dir: Path, pki: Pki) -> None:
 
 
 # -- the module, as Ansible runs it: a separate Python process -------------------------------------------------------
-def run_module(args: dict[str, t.Any], tmp_path: Path) -> tuple[int, dict[str, t.Any]]:
-    args_file = tmp_path / "args.json"
-    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    proc = subprocess.run([sys.executable, str(REPO / "plugins/modules/tls_preflight.py"), str(args_file)],
-                          capture_output=True, text=True, timeout=60, env=env, check=False)
-    try:
-        return proc.returncode, json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        raise AssertionError("module output is not JSON:\n%s\n%s" % (proc.stdout, proc.stderr))
-
-
 def test_module_passes_in_check_mode_and_warns(world_dir: Path, pki: Pki, tmp_path: Path) -> None:
     files = install(world_dir, pki, issued=pki.expiring)
-    code, result = run_module({"certificate": str(files.certificate), "private_key": str(files.private_key),
-                               "ca_bundle": str(files.ca_bundle), "chain_ca": str(files.chain_ca),
-                               "run_as_user": UNPRIVILEGED, "_ansible_check_mode": True}, tmp_path)
+    code, result = run_module("tls_preflight", {
+        "certificate": str(files.certificate), "private_key": str(files.private_key),
+        "ca_bundle": str(files.ca_bundle), "chain_ca": str(files.chain_ca),
+        "run_as_user": UNPRIVILEGED, "_ansible_check_mode": True}, tmp_path)
     assert code == 0, result
     assert result["changed"] is False and result["ok"] is True and result["errors"] == []
     assert len(result["warnings_found"]) == 1
@@ -385,8 +372,9 @@ def test_module_passes_in_check_mode_and_warns(world_dir: Path, pki: Pki, tmp_pa
 
 def test_module_fails_with_every_error_one_per_line(world_dir: Path, pki: Pki, tmp_path: Path) -> None:
     files = install(world_dir, pki, key=pki.other.key, key_mode=0o644)
-    code, result = run_module({"certificate": str(files.certificate), "private_key": str(files.private_key),
-                               "ca_bundle": str(files.ca_bundle), "run_as_user": UNPRIVILEGED}, tmp_path)
+    code, result = run_module("tls_preflight", {
+        "certificate": str(files.certificate), "private_key": str(files.private_key),
+        "ca_bundle": str(files.ca_bundle), "run_as_user": UNPRIVILEGED}, tmp_path)
     assert code == 1 and result["failed"] is True and result["changed"] is False
     lines = result["msg"].splitlines()
     assert lines[0] == ("TLS preflight failed for certificate %s with key %s (run as nobody): 2 error(s):"
