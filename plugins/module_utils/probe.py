@@ -30,12 +30,12 @@ import os
 import re
 import socket
 import ssl
-import tempfile
 import threading
 import time
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_runtime as kr
+from ansible_collections.commsgw.routing.plugins.module_utils.certificates import decode_pem, dns_names
 from ansible_collections.commsgw.routing.plugins.module_utils import probe_sip as sip
 from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
     DnsLookupError, ResolverSettings, audit_srv, check_ttl, resolve_srv)
@@ -277,7 +277,7 @@ def cert_summary(cert: t.Mapping[str, t.Any], now: t.Optional[float] = None) -> 
         except ValueError:
             days = None
     return {"subject": flat(cert.get("subject")), "issuer": flat(cert.get("issuer")),
-            "san": [value for kind, value in cert.get("subjectAltName", ()) if kind == "DNS"],
+            "san": dns_names(cert),
             "not_before": cert.get("notBefore"), "not_after": not_after, "days_to_expiry": days}
 
 
@@ -287,18 +287,10 @@ def _decode_der(der: bytes) -> t.Optional[dict[str, t.Any]]:
     ``getpeercert()`` only decodes verified certificates; the standard library's decoder that takes a
     file is the only stdlib way for an unverified one. Private API, hence best effort.
     """
-    decoder = getattr(getattr(ssl, "_ssl", None), "_test_decode_cert", None)
-    if decoder is None:
-        return None
-    fd, path = tempfile.mkstemp(suffix=".pem")
     try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(ssl.DER_cert_to_PEM_cert(der))
-        return t.cast("dict[str, t.Any]", decoder(path))
+        return decode_pem(ssl.DER_cert_to_PEM_cert(der))
     except Exception:  # noqa: BLE001 - diagnostics only
         return None
-    finally:
-        os.unlink(path)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -22,12 +22,12 @@ import os
 import platform
 import pwd
 import re
-import shutil
 import ssl
 import stat
-import tempfile
 import time
 import typing as t
+
+from ansible_collections.commsgw.routing.plugins.module_utils.certificates import can_decode, decode_pem, dns_names
 
 CERTIFICATE = "certificate"
 PRIVATE_KEY = "private_key"
@@ -231,19 +231,6 @@ def _read_text(path: str) -> str:
         return handle.read().decode("ascii", errors="replace")
 
 
-def _decode_leaf(pem_block: str) -> dict[str, t.Any]:
-    """Decode one PEM certificate with the ssl module's own parser, which reads only from a file."""
-    directory = tempfile.mkdtemp(prefix="commsgw-tls-preflight-")  # mode 0700
-    try:
-        leaf = os.path.join(directory, "leaf.pem")
-        descriptor = os.open(leaf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(pem_block + "\n")
-        return ssl._ssl._test_decode_cert(leaf)  # type: ignore[attr-defined]  # pylint: disable=protected-access
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
-
-
 def _name_field(name: t.Any, field: str) -> t.Optional[str]:
     for rdn in name or ():
         for key, value in rdn:
@@ -264,13 +251,13 @@ def check_certificate_dates(path: str, now: float, expiry_warning_days: int, res
         result.errors.append("%s holds no PEM certificate (no -----BEGIN CERTIFICATE----- block); expected the SBC"
                              " certificate in PEM, leaf first, then intermediates" % label)
         return False
-    if not hasattr(ssl._ssl, "_test_decode_cert"):  # pylint: disable=protected-access
+    if not can_decode():
         # A private CPython helper (present from 3.x through 3.13); without it no stdlib parser reads the dates.
         result.errors.append("%s: this host's Python (%s) cannot decode certificates; expected CPython 3 with"
                              " ssl._ssl._test_decode_cert" % (label, platform.python_version()))
         return False
     try:
-        decoded = _decode_leaf(match.group(0))
+        decoded = decode_pem(match.group(0))
     except (ssl.SSLError, ValueError) as exc:
         result.errors.append("%s: the first certificate cannot be decoded (%s); expected a valid PEM certificate"
                              % (label, exc))
@@ -280,7 +267,7 @@ def check_certificate_dates(path: str, now: float, expiry_warning_days: int, res
     days_left = int((not_after - now) // _SECONDS_PER_DAY)
     subject_cn = _name_field(decoded.get("subject"), "commonName")
     result.certificate.update(
-        subject=subject_cn, san=[value for kind, value in decoded.get("subjectAltName", ()) if kind == "DNS"],
+        subject=subject_cn, san=dns_names(decoded),
         issuer=_name_field(decoded.get("issuer"), "commonName"), not_before=_iso(not_before),
         not_after=_iso(not_after), days_left=days_left)
     named = "%s (CN=%s)" % (label, subject_cn) if subject_cn else label
