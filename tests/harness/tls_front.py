@@ -10,12 +10,8 @@ requests), and relays each SIP message to a backend SIPp over UDP or TCP on anot
 
 SIP specifics the relay handles so that the backend SIPp can stay a plain UDP/TCP UAS:
 - stream framing by Content-Length (also the compact ``l:`` form), CRLF keep-alives answered;
-- over UDP one backend socket per front: SIPp answers every message of a call to the address its
-  first message came from, so a socket per TLS connection would lose the answers to in-dialog
-  requests (ACK, BYE) that arrive on a newer connection (the first one closed, Kamailio restarted).
-  What the backend sends goes back over the TLS connection that last carried a message of its
-  Call-ID (the newest open one from that client if it closed); over TCP one backend connection per
-  TLS connection;
+- one backend socket per TLS connection, so the backend's replies (SIPp answers to the source
+  address) go back to the TLS connection the request came from;
 - ``Contact`` in backend messages is rewritten to the front's TLS address (``;transport=tls``) so that
   in-dialog requests (ACK/BYE) come back over TLS through the front, not straight to the UDP port;
 - requests *from* the backend (e.g. a BYE from the UAS) get their top ``Via`` replaced by the
@@ -46,7 +42,6 @@ from pathlib import Path
 
 MAX_MESSAGE = 65536
 MAX_CONNECTIONS = 256
-MAX_CALLS = 20000  # Call-IDs whose connection the UDP relay remembers (the oldest are forgotten)
 HANDSHAKE_TIMEOUT_S = 5.0
 # ACG's TLS 1.2 suites are ECDHE with AES-GCM (ECDSA and RSA); TLS 1.3 suites are OpenSSL's defaults.
 DEFAULT_CIPHERS = "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:" \
@@ -115,17 +110,17 @@ def status_code(msg: bytes) -> t.Optional[int]:
     return None
 
 
-_CALL_ID_RE = re.compile(rb"^(?:call-id|i)[ \t]*:[ \t]*(\S+)", re.I | re.M)
-
-
-def call_id(msg: bytes) -> t.Optional[bytes]:
-    m = _CALL_ID_RE.search(msg.partition(b"\r\n\r\n")[0])
-    return m.group(1) if m else None
-
-
 def method(msg: bytes) -> t.Optional[str]:
     line = first_line(msg)
     return None if line.startswith("SIP/2.0") else line.split(" ", 1)[0]
+
+
+_CALL_ID_RE = re.compile(rb"^(?:Call-ID|i)[ \t]*:[ \t]*(\S+)", re.IGNORECASE | re.MULTILINE)
+
+
+def call_id(msg: bytes) -> t.Optional[bytes]:
+    m = _CALL_ID_RE.search(msg.split(b"\r\n\r\n", 1)[0])
+    return m.group(1) if m else None
 
 
 def _fix_content_length(msg: bytes) -> bytes:
@@ -187,25 +182,38 @@ class _Relay:
         self.conn = conn
         self.reader = reader
         self.writer = writer
+        self.udp: t.Optional[asyncio.DatagramTransport] = None
         self.tcp_writer: t.Optional[asyncio.StreamWriter] = None
-        self.closed = False
+        self.via_map: dict[bytes, bytes] = {}  # branch -> original Via line of a backend request
+        self.pending: set[bytes] = set()  # top-Via branches of requests from the SBC not answered finally
 
     # towards Kamailio ---------------------------------------------------------------------------------------
     def to_tls(self, msg: bytes) -> None:
+        # The backend answers a call on the socket its first request came from; when the SBC has since
+        # opened a new connection for that call (in-dialog requests after the old one closed), the
+        # message belongs on the call's newest live connection.
+        newest = self.front._call_relays.get(call_id(msg) or b"")
+        if newest is not None and newest is not self and not newest.writer.is_closing():
+            newest.to_tls(msg)
+            return
         host, port = self.front.listen
         if status_code(msg) is None:  # request from the backend
             via = top_via(msg)
             br = branch_of(via) if via else None
             if via and br:
-                self.front.via_map[br] = via
+                self.via_map[br] = via
                 msg = replace_top_via(msg, b"Via: SIP/2.0/TLS " + f"{host}:{port}".encode() + b";branch=" + br)
         msg = _fix_content_length(rewrite_contact(msg, host, port))
         if not self.writer.is_closing():
             self.writer.write(msg)
             code = status_code(msg)
-            if self.front.close_after_response and code is not None and code >= 200:
-                # Forces a new handshake per transaction (handshake statistics, reconnect tests).
-                self.writer.close()
+            if code is not None and code >= 200:
+                via = top_via(msg)
+                self.pending.discard((branch_of(via) if via else None) or b"")
+                if self.front.close_after_response and not self.pending:
+                    # Forces a new handshake per transaction (handshake statistics, reconnect tests);
+                    # like a server closing an idle connection, never one with a transaction open.
+                    self.writer.close()
 
     # towards the backend ------------------------------------------------------------------------------------
     def to_backend(self, msg: bytes) -> None:
@@ -214,10 +222,14 @@ class _Relay:
             self.conn.responses.append(code)
             via = top_via(msg)
             br = branch_of(via) if via else None
-            if br and br in self.front.via_map:
-                msg = replace_top_via(msg, self.front.via_map.pop(br))
+            if br and br in self.via_map:
+                msg = replace_top_via(msg, self.via_map.pop(br))
         else:
             m = method(msg) or "?"
+            self.front._call_relays[call_id(msg) or b""] = self
+            if m != "ACK":
+                via = top_via(msg)
+                self.pending.add((branch_of(via) if via else None) or b"")
             self.conn.requests.append(m)
             self.front._note_request(self.conn, m)
             answer = self.front._local_answer(msg)
@@ -225,9 +237,8 @@ class _Relay:
                 if answer:
                     self.to_tls(answer)
                 return
-        if self.front.udp is not None:
-            self.front.remember(msg, self)
-            self.front.udp.sendto(msg)
+        if self.udp is not None:
+            self.udp.sendto(msg)
         elif self.tcp_writer is not None:
             self.tcp_writer.write(msg)
 
@@ -235,7 +246,18 @@ class _Relay:
         if self.front.backend is None:
             return
         bhost, bport, proto = self.front.backend
-        if proto == "tcp":  # over UDP the front's one socket serves every connection
+        loop = asyncio.get_running_loop()
+        if proto == "udp":
+            relay = self
+
+            class _Proto(asyncio.DatagramProtocol):
+                def datagram_received(self, data: bytes, addr: t.Any) -> None:
+                    relay.to_tls(data)
+
+            # Bound to the front's own loopback address so SIPp sees a stable source host.
+            self.udp, _proto = await loop.create_datagram_endpoint(
+                _Proto, local_addr=(self.front.listen[0], 0), remote_addr=(bhost, bport))
+        else:
             r, w = await asyncio.open_connection(bhost, bport, local_addr=(self.front.listen[0], 0))
             self.tcp_writer = w
             asyncio.ensure_future(self._pump_tcp_backend(r))
@@ -278,7 +300,8 @@ class _Relay:
                 self.to_backend(msg)
 
     def close(self) -> None:
-        self.closed = True
+        if self.udp is not None:
+            self.udp.close()
         if self.tcp_writer is not None:
             self.tcp_writer.close()
         self.writer.close()
@@ -291,7 +314,8 @@ class TlsFront:
     ACK ignored, BYE -> 200. ``answer_options=True`` answers OPTIONS itself even with a backend (keeps
     a peer "up" without a SIPp OPTIONS scenario). ``require_sni=True`` refuses handshakes without SNI,
     as ACG does (``Connection.error == "NO_SNI"``). ``close_after_response=True`` closes the
-    connection after each final response it relays, so every transaction needs a new handshake.
+    connection after each final response it relays once no other transaction is open on it, so
+    (nearly) every transaction needs a new handshake.
     """
 
     def __init__(self, listen: tuple[str, int], backend: t.Optional[tuple[str, int, str]], cert: t.Union[str, Path],
@@ -321,10 +345,7 @@ class TlsFront:
         self._thread: t.Optional[threading.Thread] = None
         self._server: t.Optional[asyncio.base_events.Server] = None
         self._relays: set[_Relay] = set()
-        # UDP backend: one socket, and per Call-ID the relay that last carried a message of that call.
-        self.udp: t.Optional[asyncio.DatagramTransport] = None
-        self._calls: dict[bytes, _Relay] = {}
-        self.via_map: dict[bytes, bytes] = {}  # branch -> original Via line of a backend request
+        self._call_relays: dict[bytes, _Relay] = {}  # Call-ID -> the connection of its newest request
         self._next_id = 1
         self._ready = threading.Event()
         self._start_error: t.Optional[BaseException] = None
@@ -422,8 +443,6 @@ class TlsFront:
         try:
             self._server = loop.run_until_complete(
                 asyncio.start_server(self._accept, self.listen[0], self.listen[1], reuse_address=True))
-            if self.backend is not None and self.backend[2] == "udp":
-                loop.run_until_complete(self._open_udp_backend())
         except OSError as exc:
             self._start_error = exc
             self._ready.set()
@@ -439,44 +458,7 @@ class TlsFront:
             self._server.close()
         for relay in list(self._relays):
             relay.close()
-        if self.udp is not None:
-            self.udp.close()
         await asyncio.sleep(0.05)
-
-    async def _open_udp_backend(self) -> None:
-        """The front's one UDP socket towards the backend."""
-        assert self.backend is not None
-        front = self
-
-        class _Proto(asyncio.DatagramProtocol):
-            def datagram_received(self, data: bytes, addr: t.Any) -> None:
-                front.from_udp_backend(data)
-
-        # Bound to the front's own address so SIPp sees a stable source host.
-        self.udp, _proto = await asyncio.get_running_loop().create_datagram_endpoint(
-            _Proto, local_addr=(self.listen[0], 0), remote_addr=(self.backend[0], self.backend[1]))
-
-    def remember(self, msg: bytes, relay: _Relay) -> None:
-        """``relay`` carried the latest message of ``msg``'s call: the backend's answers go there."""
-        cid = call_id(msg)
-        if cid is None:
-            return
-        self._calls.pop(cid, None)
-        self._calls[cid] = relay
-        while len(self._calls) > MAX_CALLS:
-            self._calls.pop(next(iter(self._calls)))
-
-    def from_udp_backend(self, msg: bytes) -> None:
-        cid = call_id(msg)
-        relay = self._calls.get(cid) if cid is not None else None
-        if relay is None or relay.closed or relay.writer.is_closing():
-            # That connection is gone: the newest open one from the same client (else from any).
-            open_relays = sorted((r for r in self._relays if not r.closed and not r.writer.is_closing()),
-                                 key=lambda r: r.conn.id, reverse=True)
-            same = [r for r in open_relays if relay is not None and r.conn.peer[0] == relay.conn.peer[0]]
-            relay = (same or open_relays or [None])[0]
-        if relay is not None:
-            relay.to_tls(msg)
 
     def _note_request(self, conn: Connection, m: str) -> None:
         with self._lock:
@@ -516,8 +498,13 @@ class TlsFront:
             conn.relay_error = f"{type(exc).__name__}: {exc}"
         finally:
             conn.closed_at = time.time()
-            relay.close()
-            self._relays.discard(relay)
+            if "INVITE" in conn.requests:
+                # The backend keeps answering this connection's calls on its socket: keep the
+                # socket (to_tls moves them to the call's newest connection) until the front stops.
+                relay.writer.close()
+            else:
+                relay.close()
+                self._relays.discard(relay)
 
     def _local_answer(self, msg: bytes) -> t.Optional[bytes]:
         """The front's own reply when it answers (no backend, or OPTIONS with answer_options)."""
