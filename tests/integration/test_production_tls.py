@@ -23,8 +23,9 @@ In order, on the same two hosts (bridge ``cgwtls0``, 10.216.0.0/24):
    fails, no call in progress is dropped (every BYE, also of calls set up on the old peers before the
    narrow step, is answered 200), Kamailio keeps its process (reloads, no restart), afterwards calls
    reach only the new peers and the ACL admits the new /28 and not the old one.
-4. A migration onto peers that are not there under the same traffic: the playbook fails for Dublin,
-   its previous files are back, no call is lost and calls still reach the peers of before.
+4. A migration onto peers that are not there under the same traffic (calls of 30 s, so that many
+   are up across the rollback): the playbook fails for Dublin, its previous files are back, no call
+   is lost and calls still reach the peers of before.
 
 Address plan (the /28s stand in for ACG's public ranges):
 
@@ -75,7 +76,10 @@ PEERS_PER_REGION = 2
 ROUTING = {"options_interval_s": 1, "failure_threshold": 2, "recovery_threshold": 1, "invite_timer_ms": 1000}
 HEALTH_WINDOW_S = ROUTING["options_interval_s"] * ROUTING["failure_threshold"]
 RATE = 10            # calls/s from the core
-HOLD_MS = 60000      # how long each call of the migration scenarios lasts
+HOLD_MS = 60000      # how long each call of the migration lasts
+# The rollback playbook takes about 40 s: calls of 30 s set up from its start on are still up when
+# it puts the old files back (and the test is 30 s shorter than with HOLD_MS).
+ROLLBACK_HOLD_MS = 30000
 LEAD_IN_S = 5.0      # calls already up (on the old peers) before a migration playbook starts
 LEAD_OUT_S = 3.0     # calls still placed after it finished
 RPC = ("import json, sys\n"
@@ -139,12 +143,12 @@ class TlsRig(Hosts):
                             "%s:5070" % guest.address, hold_ms=hold_ms)
         return caller.run(count, rate=RATE, timeout_s=count // RATE + hold_ms // 1000 + 30)
 
-    def held_traffic(self, guest: Guest, name: str) -> SippCaller:
-        """Calls at RATE calls/s, each held HOLD_MS, until ``finish()`` (bounded: 20 minutes of calls)."""
+    def held_traffic(self, guest: Guest, name: str, hold_ms: int = HOLD_MS) -> SippCaller:
+        """Calls at RATE calls/s, each held ``hold_ms``, until ``finish()`` (bounded: 20 minutes of calls)."""
         caller = SippCaller("%s-%d" % (name, int(time.time() * 1000)), self.tmp / "sipp", CORE,
-                            "%s:5070" % guest.address, hold_ms=HOLD_MS)
-        return caller.start(RATE * 1200, rate=RATE, limit=RATE * (HOLD_MS // 1000 + 30),
-                            timeout_s=HOLD_MS // 1000 + 900)
+                            "%s:5070" % guest.address, hold_ms=hold_ms)
+        return caller.start(RATE * 1200, rate=RATE, limit=RATE * (hold_ms // 1000 + 30),
+                            timeout_s=hold_ms // 1000 + 900)
 
     def config_digests(self, guest: Guest) -> str:
         return self.root(guest, "cd /etc/kamailio && sha256sum kamailio.cfg tls.cfg dispatcher.list address.list "
@@ -381,23 +385,29 @@ def test_migration_onto_unreachable_peers_rolls_back_without_losing_calls(rig: T
     pid = rig.main_pid(DUB)
     rig.write_inventory(_deployment(HOST_R2_DEAD, REGION2_DEAD))
     since = time.time()
-    traffic = rig.held_traffic(DUB, "rollback")
+    traffic = rig.held_traffic(DUB, "rollback", hold_ms=ROLLBACK_HOLD_MS)
     try:
         time.sleep(LEAD_IN_S)
         proc = _play(rig.inventory, "playbooks/migrate.yml", "-e", "commsgw_migrate_hosts=" + DUB.name,
                      "-e", "commsgw_migrate_timeout_s=12", check=False)
+        finished = time.time()
         time.sleep(LEAD_OUT_S)
     finally:
         traffic.finish()
-        result = traffic.wait(HOLD_MS / 1000 + 60)
+        result = traffic.wait(ROLLBACK_HOLD_MS / 1000 + 60)
     out = proc.stdout
     (rig.tmp / "rollback.log").write_text(out + proc.stderr)
     answered = [cid for cid, (_sent, code) in result.calls.items() if code == 200]
     failed = {cid: code for cid, (_sent, code) in result.calls.items() if code != 200}
     dropped = [cid for cid in answered if result.byes.get(cid, (0.0, None))[1] != 200]
+    # Calls up across the rollback: set up before the playbook's last 15 s (its rescue tasks take fewer),
+    # ended after it.
+    spanning = [cid for cid in answered
+                if result.calls[cid][0] < finished - 15 and result.byes.get(cid, (0.0, None))[0] > finished]
     print("TLS rollback figures: %s" % json.dumps({
         "calls_placed": len(result.calls), "calls_failed": len(failed), "calls_dropped": len(dropped),
-        "byes_sent": len(result.byes), "pid_before": pid, "pid_after": rig.main_pid(DUB)}))
+        "byes_sent": len(result.byes), "calls_up_across_rollback": len(spanning), "pid_before": pid,
+        "pid_after": rig.main_pid(DUB)}))
     if failed or dropped:
         print(rig.journal(DUB, since))
 
@@ -407,7 +417,7 @@ def test_migration_onto_unreachable_peers_rolls_back_without_losing_calls(rig: T
     assert "Narrow - push the new configuration" not in out
     assert {g.name: rig.config_digests(g) for g in (AMS, DUB)} == before
     assert failed == {} and dropped == [] and result.failed == 0, (sorted(failed.items())[:10], dropped[:10])
-    assert len(result.calls) >= RATE * LEAD_IN_S
+    assert len(result.calls) >= RATE * LEAD_IN_S and spanning, (len(result.calls), len(spanning))
     # Calls still flow to the peers of before, all of them active again in Kamailio's view.
     assert _all_active(rig.peer_states(DUB), region1 + current), rig.peer_states(DUB)
     old_before = _invites(current)
