@@ -540,6 +540,15 @@ def build_response(request: bytes, code: int, to_tag: t.Optional[str] = None,
     return b"\r\n".join(lines) + b"\r\n\r\n"
 
 
+def sip_options(source: str, request_uri: str, tag: str = "tls") -> bytes:
+    """An out-of-dialog SIP OPTIONS sent over TLS from ``source`` (Via port 5061) to ``request_uri``."""
+    stamp = time.time_ns()
+    return ("OPTIONS %s SIP/2.0\r\nVia: SIP/2.0/TLS %s:5061;branch=z9hG4bK-%s-%d\r\n"
+            "From: <sip:acg@%s>;tag=%s\r\nTo: <%s>\r\nCall-ID: %s-%d@%s\r\nCSeq: 1 OPTIONS\r\n"
+            "Max-Forwards: 70\r\nContent-Length: 0\r\n\r\n" % (
+                request_uri, source, tag, stamp, source, tag, request_uri, tag, stamp, source)).encode()
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # A TLS client for tests that connect *to* the SBC's TLS listener.
 

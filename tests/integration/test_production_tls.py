@@ -50,7 +50,7 @@ import pytest
 from harness.acg_sim import AcgSim, SimPeer
 from harness.sbc_hosts import Guest, SbcHostLab
 from harness.sipp import CallResult, SippCaller
-from harness.tls_front import Connection, tls_client
+from harness.tls_front import Connection, sip_options, tls_client
 from harness.tools import needs
 from integration.test_production_hosts import (
     TLS_DIR, Hosts, _install_tls_files, _play, _recap, _sbc, _write_inventory)
@@ -202,22 +202,13 @@ def _all_active(states: t.Mapping[str, str], peers: t.Iterable[SimPeer]) -> bool
     return all(states.get(w, "").upper().startswith("A") for w in wanted) and set(states) == set(wanted)
 
 
-def _sip_options(source: str, sbc: Guest) -> bytes:
-    stamp = time.time_ns()
-    return ("OPTIONS sip:%s:5061;transport=tls SIP/2.0\r\n"
-            "Via: SIP/2.0/TLS %s:5061;branch=z9hG4bK-e2e-%d\r\n"
-            "From: <sip:acg@%s>;tag=e2e%d\r\nTo: <sip:%s:5061>\r\nCall-ID: e2e-%d@%s\r\nCSeq: 1 OPTIONS\r\n"
-            "Max-Forwards: 70\r\nContent-Length: 0\r\n\r\n" % (
-                sbc.address, source, stamp, source, stamp, sbc.address, stamp, source)).encode()
-
-
 def _acg_options(rig: TlsRig, sbc: Guest, source: str, hostname: str) -> str:
     """Status line of an OPTIONS that ACG sends the SBC over mutual TLS from ``source`` with the
     certificate of ``hostname``'s peers (empty when nothing came back)."""
     cert = rig.sim.peer_certs[hostname]
     assert rig.sim.operator_ca is not None
     result = tls_client((sbc.address, 5061), rig.sim.operator_ca.cert, cert=cert.chain, key=cert.key,
-                        send=_sip_options(source, sbc), source=source)
+                        send=sip_options(source, "sip:%s:5061;transport=tls" % sbc.address, "e2e"), source=source)
     return result.reply.split(b"\r\n", 1)[0].decode() if result.reply else ""
 
 
