@@ -82,6 +82,7 @@ HOLD_MS = 60000      # how long each call of the migration lasts
 ROLLBACK_HOLD_MS = 30000
 LEAD_IN_S = 5.0      # calls already up (on the old peers) before a migration playbook starts
 LEAD_OUT_S = 3.0     # calls still placed after it finished
+CLOSING_CALLS = 20   # calls through each SBC while the peers close every idle connection
 RPC = ("import json, sys\n"
        "cfg = open('/etc/kamailio/kamailio.cfg').read()\n"
        "print(json.dumps(JsonRpc(rpc_endpoints(cfg, '/run/kamailio'), 5.0).call(sys.argv[1])))\n")
@@ -197,6 +198,30 @@ def _without_sni(sim: AcgSim, source: str, since: float) -> list[str]:
             for peer, c in _handshakes(sim, source, since) if c.error == "NO_SNI" or (c.ok and not c.sni)]
 
 
+def _call_evidence(sim: AcgSim, sbc: Guest, result: CallResult, limit: int = 3) -> str:
+    """For the first calls that failed or whose BYE did not get a 200: the peer that got the call and
+    what its front saw from the SBC meanwhile (connections: opened, closed, SNI, requests, responses)."""
+    lines = []
+    bad = [cid for cid, (_sent, code) in result.calls.items() if code != 200]
+    bad += [cid for cid, (_sent, code) in result.byes.items() if code != 200]
+    for cid in bad[:limit]:
+        start = result.calls[cid][0]
+        end = result.byes.get(cid, (start + 5, None))[0] + 2
+        lines.append("call %s: INVITE %s at %.3f, BYE %s" % (cid, result.calls[cid][1], start, result.byes.get(cid)))
+        for peer in sim.peers:
+            if peer.backend is None or peer.front is None:
+                continue
+            if cid not in {m.call_id for m in peer.backend.received_requests("INVITE")}:
+                continue
+            for c in peer.front.snapshot():
+                if c.peer[0] == sbc.address and c.opened_at <= end and (c.closed_at or end) >= start - 1:
+                    lines.append("  peer %s conn %d %s:%d opened %.3f closed %s sni %s error %s requests %s "
+                                 "responses %s" % (peer.address, c.id, c.peer[0], c.peer[1], c.opened_at,
+                                                   "%.3f" % c.closed_at if c.closed_at else "-", c.sni, c.error,
+                                                   c.requests, c.responses))
+    return "\n".join(lines)
+
+
 def _all_active(states: t.Mapping[str, str], peers: t.Iterable[SimPeer]) -> bool:
     wanted = ["%s:5061" % p.address for p in peers]
     return all(states.get(w, "").upper().startswith("A") for w in wanted) and set(states) == set(wanted)
@@ -268,7 +293,7 @@ def test_peers_closing_every_connection_stay_active(rig: TlsRig) -> None:
             for guest in (AMS, DUB):
                 samples[guest.name].append(rig.peer_states(guest))
             time.sleep(0.5)
-        results = {guest.name: rig.place(guest, 20, "closing-%s" % guest.name) for guest in (AMS, DUB)}
+        results = {guest.name: rig.place(guest, CLOSING_CALLS, "closing-%s" % guest.name) for guest in (AMS, DUB)}
         for guest in (AMS, DUB):
             samples[guest.name].append(rig.peer_states(guest))
         figures = {g.name: (len(_handshakes(rig.sim, g.address, since)), len(_without_sni(rig.sim, g.address, since)))
@@ -280,10 +305,11 @@ def test_peers_closing_every_connection_stay_active(rig: TlsRig) -> None:
     for guest in (AMS, DUB):
         inactive = [s for s in samples[guest.name] if not _all_active(s, rig.sim.peers)]
         refused = _without_sni(rig.sim, guest.address, since)
-        if inactive or refused:
+        if inactive or refused or results[guest.name].failed or results[guest.name].codes() != {200: CLOSING_CALLS}:
             print(rig.journal(guest, since))
+            print(_call_evidence(rig.sim, guest, results[guest.name]))
         assert inactive == [], (guest.name, inactive[:3], refused[:10])
-        assert results[guest.name].codes() == {200: 20}, (guest.name, results[guest.name].codes())
+        assert results[guest.name].codes() == {200: CLOSING_CALLS}, (guest.name, results[guest.name].codes())
         assert results[guest.name].failed == 0, (guest.name, results[guest.name].byes)
         assert refused == [], (guest.name, refused[:20])
         # The fronts really closed: every peer was reached on new connections again and again.
