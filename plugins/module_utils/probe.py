@@ -740,6 +740,7 @@ def read_kamailio_view(options: t.Mapping[str, t.Any]) -> SbcView:
 
 
 SBC_VIEWS: dict[str, t.Callable[[t.Mapping[str, t.Any]], SbcView]] = {"kamailio": read_kamailio_view}
+SBC_ACTIVE = "active"  # the only runtime state in which the SBC counts a peer as in service
 
 
 def _resolve_hosts(destinations: t.Iterable[SbcDestination], settings: ProbeSettings) -> None:
@@ -756,18 +757,28 @@ def _resolve_hosts(destinations: t.Iterable[SbcDestination], settings: ProbeSett
             dest.address = None
 
 
+def _empty_section(platform: str, source: str, errors: t.Sequence[str]) -> dict[str, t.Any]:
+    return {"platform": platform, "source": source, "errors": list(errors), "destinations": [], "missing": [],
+            "extra": [], "stale": [], "state_mismatch": [], "not_active": [], "active_peers": {}}
+
+
 def compare_view(view: SbcView, peers: t.Sequence[PeerResult], dns_ok_records: t.Collection[str],
                  settings: ProbeSettings) -> dict[str, t.Any]:
-    """Drift (missing/extra/stale) between the SBC's peer list and the SRV answers, plus state mismatches.
+    """Drift (missing/extra/stale) between the SBC's peer list and the SRV answers, plus peer states.
 
     missing: an SRV target the SBC does not use. extra: an SBC destination no SRV record lists.
     stale: the SBC has the peer's address with another port or transport, or the running list
     differs from the deployed file (written but not reloaded). Records whose DNS lookup failed are
     left out, so a DNS outage shows as a DNS failure rather than as drift.
+
+    With runtime states (never from the file alone), for the ACG peers only (MCP targets are never
+    pinged, R-19, so their state says nothing): not_active lists every peer the SBC lists in a state
+    other than active (trying, inactive, disabled, or none/unknown), active_peers counts per SRV
+    record the peers the SBC sees active (a peer it does not list at all counts as not active), and
+    state_mismatch lists peers whose SBC state (active or not) disagrees with what the probe saw.
     """
     current = view.runtime if view.runtime is not None else view.configured
-    out: dict[str, t.Any] = {"platform": view.platform, "source": view.source, "errors": list(view.errors),
-                             "destinations": [], "missing": [], "extra": [], "stale": [], "state_mismatch": []}
+    out = _empty_section(view.platform, view.source, view.errors)
     if current is None:
         return out
     _resolve_hosts(current, settings)
@@ -802,18 +813,39 @@ def compare_view(view: SbcView, peers: t.Sequence[PeerResult], dns_ok_records: t
             out["stale"].append({"why": "the running peer list differs from the deployed file (not reloaded?)",
                                  "only_running": sorted("%s %s:%s" % (k[0], k[1], k[2]) for k in runtime_keys - file_keys),
                                  "only_file": sorted("%s %s:%s" % (k[0], k[1], k[2]) for k in file_keys - runtime_keys)})
+    if view.runtime is None:
+        return out  # the deployed file has no states: nothing to judge them by
+    sip_expected = {(p.address, p.port, p.transport): p for p in peers
+                    if p.kind == "sip" and p.address is not None and p.srv_name in dns_ok_records}
+    for key, peer in sorted(sip_expected.items(), key=lambda kv: (kv[1].srv_name, kv[0][:2])):
+        counts = out["active_peers"].setdefault(peer.srv_name, {"region": peer.region, "active": 0, "total": 0})
+        counts["total"] += 1
+        dest = have.get(key)
+        if dest is None:
+            continue  # not in the SBC's list: drift (missing/stale), and not active either
+        if dest.state == SBC_ACTIVE:
+            counts["active"] += 1
+            continue
+        out["not_active"].append({"peer": peer.label, "srv_name": peer.srv_name, "region": peer.region,
+                                  "sbc_state": dest.state or "unknown", "probe": _probe_state(peer)})
     for key, dest in sorted(have.items(), key=lambda kv: (kv[1].set_id, kv[1].uri)):
-        peer = expected.get(key)
+        peer = sip_expected.get(key)
+        # disabled: taken out by an operator, not by health; MCP: never pinged, its state means nothing.
         if peer is None or dest.state is None or dest.state == "disabled":
             continue
-        sbc_up = dest.state in ("active", "trying")  # trying: one probe failed, calls still go there
+        # Only "active" is in service: a destination stays "trying" while the SBC's own OPTIONS to it
+        # fail (production: every peer trying and the SBC answering 503).
+        sbc_up = dest.state == SBC_ACTIVE
         if sbc_up != peer.healthy:
             out["state_mismatch"].append({
-                "peer": peer.label, "sbc_state": dest.state,
-                "probe": "healthy" if peer.healthy else (peer.failure or "unhealthy"),
+                "peer": peer.label, "sbc_state": dest.state, "probe": _probe_state(peer),
                 "why": "the SBC sends calls to a peer the probe found unhealthy" if sbc_up
-                else "the SBC keeps a healthy peer out of service"})
+                else "the SBC does not see a peer active that the probe found healthy"})
     return out
+
+
+def _probe_state(peer: PeerResult) -> str:
+    return "healthy" if peer.healthy else (peer.failure or "unhealthy")
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -984,8 +1016,9 @@ def _sbc_section(platform: str, options: t.Mapping[str, t.Any], peers: list[Peer
     th = settings.thresholds
     hook = SBC_VIEWS.get(platform)
     if hook is None:
-        return {"platform": platform, "verdict": WARN, "reasons": ["no SBC view for platform %s yet" % platform],
-                "errors": [], "destinations": [], "missing": [], "extra": [], "stale": [], "state_mismatch": []}
+        section = _empty_section(platform, "", [])
+        section.update(verdict=WARN, reasons=["no SBC view for platform %s yet" % platform])
+        return section
     view = hook(options)
     dns_ok = {g["srv_name"] for g in groups if g["dns"]["ok"]}
     section = compare_view(view, peers, dns_ok, settings)
@@ -1003,9 +1036,57 @@ def _sbc_section(platform: str, options: t.Mapping[str, t.Any], peers: list[Peer
             e.get("peer") or e.get("uri") or e.get("why", "") for e in entries)))
     if drift:
         verdict = _worse(verdict, FAIL if th.fail_on_drift else WARN)
+    section["state_verdict"], state_reasons = _state_verdict(section, groups)
+    reasons.extend(state_reasons)
+    verdict = _worse(verdict, section["state_verdict"])
     if section["state_mismatch"]:
         reasons.append("state mismatch: %s" % ", ".join(
             "%s SBC %s, probe %s" % (e["peer"], e["sbc_state"], e["probe"]) for e in section["state_mismatch"]))
         verdict = _worse(verdict, FAIL if th.fail_on_state_mismatch else WARN)
     section["verdict"], section["reasons"] = verdict, reasons
     return section
+
+
+def _state_verdict(section: t.Mapping[str, t.Any], groups: t.Sequence[t.Mapping[str, t.Any]]
+                   ) -> tuple[str, list[str]]:
+    """What the SBC's own runtime states of the ACG peers mean for the site (MCP is never judged by state).
+
+    Any peer the SBC does not see active is a warning (it is not used, or only while its pings fail);
+    no peer of the local trunk group active, or no ACG peer active at all, fails: the SBC cannot send
+    calls to its local region, or to ACG at all.
+    """
+    counts = section["active_peers"]
+    if not counts:
+        return PASS, []
+    reasons = []
+    verdict = PASS
+
+    def breakdown(srv_names: t.Collection[str]) -> str:
+        states: dict[str, int] = {}
+        for entry in section["not_active"]:
+            if entry["srv_name"] in srv_names:
+                states[entry["sbc_state"]] = states.get(entry["sbc_state"], 0) + 1
+        listed = sum(states.values())
+        unlisted = sum(counts[name]["total"] - counts[name]["active"] for name in srv_names) - listed
+        if unlisted:
+            states["not in its list"] = unlisted
+        return ", ".join("%d %s" % (n, state) for state, n in sorted(states.items()))
+
+    total = sum(c["total"] for c in counts.values())
+    if not any(c["active"] for c in counts.values()):
+        reasons.append("the SBC sees none of the %d ACG peer(s) active (%s): it cannot send calls to ACG"
+                       % (total, breakdown(counts)))
+        verdict = FAIL
+    else:
+        for group in groups:
+            entry = counts.get(group["srv_name"])
+            if group["kind"] == "sip" and group.get("role") == "local" and entry and not entry["active"]:
+                what = (group["region"], entry["total"], breakdown([group["srv_name"]]))
+                reasons.append("the SBC sees no peer of the local trunk group %s active (0 of %d: %s): it cannot "
+                               "send calls to its local region" % what)
+                verdict = FAIL
+    if section["not_active"]:
+        reasons.append("not active in the SBC's view: %s" % ", ".join(
+            "%s %s" % (e["peer"], e["sbc_state"]) for e in section["not_active"]))
+        verdict = _worse(verdict, WARN)
+    return verdict, reasons
