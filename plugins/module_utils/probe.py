@@ -14,7 +14,9 @@ from there; nothing is recomputed from the inventory. The probe then
    regional hostname and the peer certificate verified against that hostname (R-09, R-24); MCP
    targets get DNS + TCP/TLS + certificate checks only, never OPTIONS (R-19);
 3. asks the SBC for its own view through a per-platform hook (``SBC_VIEWS``; Kamailio first) and
-   compares it with the SRV answers (drift) and with what the probe saw (peer states);
+   compares it with the SRV answers (drift) and with what the probe saw (peer states); only an
+   "active" peer is in service there, and while peers the probe reached are not active yet (a
+   fresh restart) the view is read again, for a bounded time (``default_settle_s``);
 4. turns all of it into verdicts per peer, region and site with configurable thresholds.
 
 Runs on the SBC host with the standard library and dnspython only (no yaml/jinja2 here).
@@ -26,6 +28,7 @@ import concurrent.futures
 import dataclasses
 import datetime as _dt
 import ipaddress
+import math
 import os
 import re
 import socket
@@ -741,6 +744,8 @@ def read_kamailio_view(options: t.Mapping[str, t.Any]) -> SbcView:
 
 SBC_VIEWS: dict[str, t.Callable[[t.Mapping[str, t.Any]], SbcView]] = {"kamailio": read_kamailio_view}
 SBC_ACTIVE = "active"  # the only runtime state in which the SBC counts a peer as in service
+SETTLE_INTERVAL_S = 0.5  # re-read period while the SBC's view settles
+SETTLE_CAP_S = 15.0      # upper bound of the default settle limit (default_settle_s)
 
 
 def _resolve_hosts(destinations: t.Iterable[SbcDestination], settings: ProbeSettings) -> None:
@@ -759,7 +764,7 @@ def _resolve_hosts(destinations: t.Iterable[SbcDestination], settings: ProbeSett
 
 def _empty_section(platform: str, source: str, errors: t.Sequence[str]) -> dict[str, t.Any]:
     return {"platform": platform, "source": source, "errors": list(errors), "destinations": [], "missing": [],
-            "extra": [], "stale": [], "state_mismatch": [], "not_active": [], "active_peers": {}}
+            "extra": [], "stale": [], "state_mismatch": [], "not_active": [], "active_peers": {}, "settle": None}
 
 
 def compare_view(view: SbcView, peers: t.Sequence[PeerResult], dns_ok_records: t.Collection[str],
@@ -915,10 +920,17 @@ def _group_verdict(group: dict[str, t.Any], peers: list[PeerResult], th: Thresho
 
 
 def run_probe(plan: t.Mapping[str, t.Any], settings: ProbeSettings, host: t.Optional[str] = None,
-              sbc_platform: t.Optional[str] = None, sbc_options: t.Optional[t.Mapping[str, t.Any]] = None
-              ) -> dict[str, t.Any]:
-    """Probe one site as its routing plan describes it; returns the JSON-serialisable report."""
+              sbc_platform: t.Optional[str] = None, sbc_options: t.Optional[t.Mapping[str, t.Any]] = None,
+              sbc_settle_s: t.Optional[float] = None, clock: t.Callable[[], float] = time.monotonic,
+              sleep: t.Callable[[float], None] = time.sleep) -> dict[str, t.Any]:
+    """Probe one site as its routing plan describes it; returns the JSON-serialisable report.
+
+    ``sbc_settle_s``: how long the SBC-view step may wait for the SBC's own states to settle (peers
+    the probe reached but the SBC does not see active yet, e.g. right after a restart); None is
+    ``default_settle_s(plan)``, 0 reads once. ``clock``/``sleep`` time that wait (tests pass fakes).
+    """
     th = settings.thresholds
+    settle_s = default_settle_s(plan) if sbc_settle_s is None else max(0.0, float(sbc_settle_s))
     started = time.monotonic()
     started_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     records: list[tuple[str, dict[str, t.Any], list[str], str, str]] = []
@@ -964,8 +976,11 @@ def run_probe(plan: t.Mapping[str, t.Any], settings: ProbeSettings, host: t.Opti
         groups.append(group)
 
     sbc: t.Optional[dict[str, t.Any]] = None
+    sbc_start = time.monotonic()
     if sbc_platform:
-        sbc = _sbc_section(sbc_platform, sbc_options or {}, peer_results, groups, settings)
+        sbc = _sbc_section(sbc_platform, sbc_options or {}, peer_results, groups, settings,
+                           settle_s=settle_s, clock=clock, sleep=sleep)
+    sbc_ms = _ms(sbc_start)
 
     reasons = []
     verdict = PASS
@@ -986,9 +1001,9 @@ def run_probe(plan: t.Mapping[str, t.Any], settings: ProbeSettings, host: t.Opti
         "site": plan["site"]["name"],
         "host": host,
         "started_at": started_at,
-        "timings_ms": {"dns": dns_ms, "probe": probe_ms, "total": _ms(started)},
+        "timings_ms": {"dns": dns_ms, "probe": probe_ms, "sbc_view": sbc_ms, "total": _ms(started)},
         "settings": {"timeout_s": settings.timeout_s, "nameservers": settings.resolver.describe(),
-                     "source_address": settings.source_address, "concurrency": pool_size,
+                     "source_address": settings.source_address, "concurrency": pool_size, "sbc_settle_s": settle_s,
                      "thresholds": dataclasses.asdict(th)},
         "regions": [g for g in groups if g["kind"] == "sip"],
         "mcp": [g for g in groups if g["kind"] == "mcp"],
@@ -1011,17 +1026,91 @@ def _provisioning_ttl(api: t.Mapping[str, t.Any], settings: ProbeSettings) -> di
     return {"hostname": api["hostname"], "verdict": verdict, "detail": finding.message}
 
 
+def default_settle_s(plan: t.Mapping[str, t.Any]) -> float:
+    """The default settle limit: the plan's health window plus one OPTIONS interval plus 1 s, at most 15 s.
+
+    That is how long a peer the SBC has just (re)loaded needs to be pinged into "active"
+    (``window_s`` = interval x failure threshold, plan R-13).
+    """
+    health = plan.get("health") or {}
+    try:
+        window = float(health.get("window_s") or 0)
+        interval = float(health.get("interval_s") or 0)
+    except (TypeError, ValueError):
+        return SETTLE_CAP_S
+    return min(SETTLE_CAP_S, max(0.0, window + interval + 1.0))
+
+
+def _unsettled(view: SbcView, section: t.Mapping[str, t.Any]) -> list[dict[str, t.Any]]:
+    """Peers the probe reached that the SBC does not see active (yet); disabled is an operator's choice."""
+    if view.runtime is None:
+        return []
+    return [e for e in section["not_active"] if e["probe"] == "healthy" and e["sbc_state"] != "disabled"]
+
+
+def _read_settled(hook: t.Callable[[t.Mapping[str, t.Any]], SbcView], options: t.Mapping[str, t.Any],
+                  peers: list[PeerResult], dns_ok: t.Collection[str], settings: ProbeSettings, settle_s: float,
+                  clock: t.Callable[[], float], sleep: t.Callable[[float], None]
+                  ) -> tuple[SbcView, dict[str, t.Any]]:
+    """Read the SBC's view; while peers the probe reached are not active there, read it again.
+
+    Right after a push or restart the SBC has not pinged its peers yet and shows them trying or
+    inactive. Re-reads every SETTLE_INTERVAL_S until they are active, a re-read yields no runtime
+    states (the last reading that had them is kept), or ``settle_s`` has passed; at most
+    1 + ceil(settle_s / SETTLE_INTERVAL_S) readings.
+    """
+    view = hook(options)
+    section = compare_view(view, peers, dns_ok, settings)
+    pending = _unsettled(view, section)
+    readings = 1
+    waited = 0.0
+    lost = ""
+    if pending and settle_s > 0:
+        start = clock()
+        max_readings = 1 + int(math.ceil(settle_s / SETTLE_INTERVAL_S))
+        while pending and readings < max_readings:
+            left = settle_s - (clock() - start)
+            if left <= 0:
+                break
+            sleep(min(SETTLE_INTERVAL_S, left))
+            again = hook(options)
+            readings += 1
+            if again.runtime is None:
+                lost = "; ".join(again.errors) or "no runtime states"
+                break
+            view, section = again, compare_view(again, peers, dns_ok, settings)
+            pending = _unsettled(view, section)
+        waited = round(max(0.0, clock() - start), 2)
+    settled = view.runtime is not None and not pending
+    if view.runtime is None:
+        text = "no runtime states read"
+    elif readings == 1 and settled:
+        text = "settled at the first reading"
+    elif settled:
+        text = "settled after %.1f s (%d readings)" % (waited, readings)
+    elif lost:
+        text = "not settled, stopped after %.1f s: reading %d had no runtime states (%s)" % (waited, readings, lost)
+    elif waited > 0 or readings > 1:
+        text = "not settled after %.1f s (%d readings, limit %.1f s)" % (waited, readings, settle_s)
+    else:
+        text = "not settled, no wait (limit %.1f s)" % settle_s
+    section["settle"] = {"limit_s": settle_s, "waited_s": waited, "readings": readings, "settled": settled,
+                         "unsettled": [e["peer"] for e in pending], "text": text}
+    return view, section
+
+
 def _sbc_section(platform: str, options: t.Mapping[str, t.Any], peers: list[PeerResult],
-                 groups: list[dict[str, t.Any]], settings: ProbeSettings) -> dict[str, t.Any]:
+                 groups: list[dict[str, t.Any]], settings: ProbeSettings, settle_s: float = 0.0,
+                 clock: t.Callable[[], float] = time.monotonic, sleep: t.Callable[[float], None] = time.sleep
+                 ) -> dict[str, t.Any]:
     th = settings.thresholds
     hook = SBC_VIEWS.get(platform)
     if hook is None:
         section = _empty_section(platform, "", [])
         section.update(verdict=WARN, reasons=["no SBC view for platform %s yet" % platform])
         return section
-    view = hook(options)
     dns_ok = {g["srv_name"] for g in groups if g["dns"]["ok"]}
-    section = compare_view(view, peers, dns_ok, settings)
+    view, section = _read_settled(hook, options, peers, dns_ok, settings, settle_s, clock, sleep)
     reasons = []
     verdict = PASS
     if view.runtime is None and view.configured is None:
@@ -1036,7 +1125,9 @@ def _sbc_section(platform: str, options: t.Mapping[str, t.Any], peers: list[Peer
             e.get("peer") or e.get("uri") or e.get("why", "") for e in entries)))
     if drift:
         verdict = _worse(verdict, FAIL if th.fail_on_drift else WARN)
-    section["state_verdict"], state_reasons = _state_verdict(section, groups)
+    settle = section["settle"]
+    after = " after a %.1f s wait" % settle["waited_s"] if not settle["settled"] and settle["readings"] > 1 else ""
+    section["state_verdict"], state_reasons = _state_verdict(section, groups, after)
     reasons.extend(state_reasons)
     verdict = _worse(verdict, section["state_verdict"])
     if section["state_mismatch"]:
@@ -1047,7 +1138,7 @@ def _sbc_section(platform: str, options: t.Mapping[str, t.Any], peers: list[Peer
     return section
 
 
-def _state_verdict(section: t.Mapping[str, t.Any], groups: t.Sequence[t.Mapping[str, t.Any]]
+def _state_verdict(section: t.Mapping[str, t.Any], groups: t.Sequence[t.Mapping[str, t.Any]], after: str = ""
                    ) -> tuple[str, list[str]]:
     """What the SBC's own runtime states of the ACG peers mean for the site (MCP is never judged by state).
 
@@ -1086,7 +1177,7 @@ def _state_verdict(section: t.Mapping[str, t.Any], groups: t.Sequence[t.Mapping[
                                "send calls to its local region" % what)
                 verdict = FAIL
     if section["not_active"]:
-        reasons.append("not active in the SBC's view: %s" % ", ".join(
-            "%s %s" % (e["peer"], e["sbc_state"]) for e in section["not_active"]))
+        reasons.append("not active in the SBC's view%s: %s" % (after, ", ".join(
+            "%s %s" % (e["peer"], e["sbc_state"]) for e in section["not_active"])))
         verdict = _worse(verdict, WARN)
     return verdict, reasons

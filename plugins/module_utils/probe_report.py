@@ -128,7 +128,8 @@ def summary_lines(report: t.Mapping[str, t.Any]) -> list[str]:
                      "state mismatch %d"
                      % (sbc["platform"], sbc.get("source") or "-", sbc["verdict"].upper(), len(sbc["destinations"]),
                         len(sbc["missing"]), len(sbc["extra"]), len(sbc["stale"]), len(sbc.get("not_active") or []),
-                        len(sbc["state_mismatch"])))
+                        len(sbc["state_mismatch"]))
+                     + (", %s" % sbc["settle"]["text"] if sbc.get("settle") else ""))
     for reason in report["reasons"]:
         lines.append("  ! " + reason)
     return lines

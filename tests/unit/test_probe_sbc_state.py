@@ -7,6 +7,7 @@ DNS, the per-peer OPTIONS and the SBC view are fakes: ``_resolve_record`` and ``
 replaced by table lookups and the SBC view is a hook in ``SBC_VIEWS`` that returns the states the
 test chose. Everything between (region verdicts, drift, state comparison, site verdict) is the real
 code. Site: region1 local (10.0.1.1-3), region2 remote (10.0.2.1-3), one MCP target (10.0.9.1).
+The SBC-view settle wait runs on a fake clock whose sleep only advances it: no test really waits.
 """
 
 from __future__ import annotations
@@ -90,19 +91,35 @@ def view(states: t.Mapping[str, t.Optional[str]]) -> probe.SbcView:
     return probe.SbcView(platform="fake", source="fake rpc", runtime=runtime)
 
 
+class FakeClock:
+    """monotonic() and sleep() for the settle wait: sleeping advances the clock, nothing else does."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+        self.reads_at: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        assert seconds > 0
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
 def run(monkeypatch: pytest.MonkeyPatch, *readings: t.Mapping[str, t.Optional[str]],
-        **kwargs: t.Any) -> dict[str, t.Any]:
+        clock: t.Optional[FakeClock] = None, **kwargs: t.Any) -> dict[str, t.Any]:
     """run_probe with an SBC whose successive readings show ``readings`` (the last one repeats)."""
-    calls: list[int] = []
+    clock = clock or FakeClock()
 
     def hook(options: t.Mapping[str, t.Any]) -> probe.SbcView:
-        calls.append(1)
-        return view(readings[min(len(calls), len(readings)) - 1])
+        clock.reads_at.append(clock.now)
+        return view(readings[min(len(clock.reads_at), len(readings)) - 1])
 
     monkeypatch.setitem(probe.SBC_VIEWS, "fake", hook)
-    report = probe.run_probe(PLAN, kwargs.pop("settings", SETTINGS), host="sbc-1", sbc_platform="fake", **kwargs)
-    report["sbc_view"]["_readings"] = len(calls)
-    return report
+    return probe.run_probe(PLAN, kwargs.pop("settings", SETTINGS), host="sbc-1", sbc_platform="fake",
+                           clock=clock, sleep=clock.sleep, **kwargs)
 
 
 def sbc_reasons(report: t.Mapping[str, t.Any]) -> str:
@@ -147,7 +164,7 @@ def test_local_trunk_group_with_no_active_peer_fails(monkeypatch: pytest.MonkeyP
 
 
 def test_remote_group_down_in_the_sbc_is_a_warning_naming_peer_and_state(monkeypatch: pytest.MonkeyPatch) -> None:
-    report = run(monkeypatch, {R2[0]: "trying", R2[1]: "inactive", R2[2]: "disabled", R1[1]: None})
+    report = run(monkeypatch, {R2[0]: "trying", R2[1]: "inactive", R2[2]: "disabled", R1[1]: None}, sbc_settle_s=0)
     sbc = report["sbc_view"]
     assert report["verdict"] == "warn" and sbc["verdict"] == "warn", report["reasons"]
     text = sbc_reasons(report)
@@ -180,7 +197,7 @@ def test_peer_missing_from_the_sbc_counts_as_not_active(monkeypatch: pytest.Monk
     monkeypatch.setitem(probe.SBC_VIEWS, "fake", hook)
     # Drift only warns here, so the failure comes from the states alone.
     lenient = probe.ProbeSettings(check_provisioning_ttl=False, thresholds=probe.Thresholds(fail_on_drift=False))
-    report = probe.run_probe(PLAN, lenient, sbc_platform="fake")
+    report = probe.run_probe(PLAN, lenient, sbc_platform="fake", sbc_settle_s=0)
     text = sbc_reasons(report)
     assert "no peer of the local trunk group region1 active (0 of 3: 1 inactive, 2 not in its list)" in text
     assert report["verdict"] == "fail"
@@ -197,3 +214,78 @@ def test_file_only_view_judges_no_state(monkeypatch: pytest.MonkeyPatch) -> None
     sbc = report["sbc_view"]
     assert sbc["verdict"] == "warn" and sbc["not_active"] == [] and sbc["active_peers"] == {}
     assert sbc_reasons(report).startswith("peer states unknown")
+
+
+def test_default_settle_limit_follows_the_plan_and_is_capped() -> None:
+    assert probe.default_settle_s(PLAN) == 4.0  # window 2 s + interval 1 s + 1 s
+    production = dict(PLAN, health={"interval_s": 5, "failure_threshold": 2, "window_s": 10})
+    assert probe.default_settle_s(production) == probe.SETTLE_CAP_S == 15.0
+    assert probe.default_settle_s({}) == 1.0
+
+
+def test_unsettled_view_read_again_until_active_then_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Right after a restart: the SBC has not pinged yet. Third re-read: everything active.
+    trying = {address: "trying" for address in R1 + R2}
+    inactive = {address: "inactive" for address in R1 + R2}
+    clock = FakeClock()
+    report = run(monkeypatch, inactive, trying, dict(trying, **{R1[0]: "active"}), {}, clock=clock)
+    assert report["verdict"] == "pass", report["reasons"]
+    settle = report["sbc_view"]["settle"]
+    assert settle == {"limit_s": 4.0, "waited_s": 1.5, "readings": 4, "settled": True, "unsettled": [],
+                      "text": "settled after 1.5 s (4 readings)"}
+    assert clock.sleeps == [0.5, 0.5, 0.5]
+    assert report["settings"]["sbc_settle_s"] == 4.0
+    assert any("SBC view" in line and line.endswith("settled after 1.5 s (4 readings)")
+               for line in summary_lines(report))
+
+
+def test_view_that_never_settles_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = FakeClock()
+    report = run(monkeypatch, {address: "trying" for address in R1 + R2}, clock=clock)
+    settle = report["sbc_view"]["settle"]
+    # Limit 4 s, re-read every 0.5 s: the first reading plus 8 more, 4 s waited, never longer.
+    assert settle["readings"] == len(clock.reads_at) == 9 and settle["waited_s"] == 4.0
+    assert sum(clock.sleeps) == 4.0 and not settle["settled"] and len(settle["unsettled"]) == 6
+    assert settle["text"] == "not settled after 4.0 s (9 readings, limit 4.0 s)"
+    assert report["verdict"] == "fail"
+    assert "not active in the SBC's view after a 4.0 s wait: tls 10.0.1.1:5061 (p-10.0.1.1) trying" in sbc_reasons(report)
+
+
+def test_settle_keeps_the_last_reading_with_states_when_a_re_read_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = FakeClock()
+    readings = [view({address: "trying" for address in R1 + R2}),
+                probe.SbcView(platform="fake", source="fake rpc", errors=["rpc timed out"])]
+
+    def hook(options: t.Mapping[str, t.Any]) -> probe.SbcView:
+        clock.reads_at.append(clock.now)
+        return readings[min(len(clock.reads_at), 2) - 1]
+
+    monkeypatch.setitem(probe.SBC_VIEWS, "fake", hook)
+    report = probe.run_probe(PLAN, SETTINGS, sbc_platform="fake", clock=clock, sleep=clock.sleep)
+    assert len(clock.reads_at) == 2
+    assert report["sbc_view"]["settle"]["text"] == (
+        "not settled, stopped after 0.5 s: reading 2 had no runtime states (rpc timed out)")
+    # The verdict is that of the reading with states: nothing active, so the site fails.
+    assert report["verdict"] == "fail" and "cannot send calls to ACG" in sbc_reasons(report)
+
+
+def test_settle_limit_is_a_parameter_and_zero_reads_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = FakeClock()
+    report = run(monkeypatch, {R2[0]: "inactive"}, {}, clock=clock, sbc_settle_s=0)
+    assert len(clock.reads_at) == 1 and clock.sleeps == []
+    assert report["sbc_view"]["settle"]["text"] == "not settled, no wait (limit 0.0 s)"
+    assert report["verdict"] == "warn"
+    clock = FakeClock()
+    report = run(monkeypatch, {R2[0]: "inactive"}, clock=clock, sbc_settle_s=1.2)
+    assert sum(clock.sleeps) == pytest.approx(1.2) and clock.sleeps[-1] == pytest.approx(0.2)
+    assert report["sbc_view"]["settle"]["waited_s"] == 1.2 and report["sbc_view"]["settle"]["readings"] == 4
+
+
+def test_no_wait_for_peers_the_probe_could_not_reach_or_disabled_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Inactive because it is dead, or disabled by an operator: waiting would not change either.
+    DEAD.add(R1[0])
+    clock = FakeClock()
+    report = run(monkeypatch, {R1[0]: "inactive", R2[0]: "disabled"}, clock=clock)
+    assert len(clock.reads_at) == 1 and clock.sleeps == []
+    assert report["sbc_view"]["settle"]["text"] == "settled at the first reading"
+    assert report["verdict"] == "warn"
