@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import typing as t
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils import probe
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import summary_lines, to_junit
+from harness.tools import run_module
 
 R1 = ["10.0.1.1", "10.0.1.2", "10.0.1.3"]
 R2 = ["10.0.2.1", "10.0.2.2", "10.0.2.3"]
@@ -289,3 +291,19 @@ def test_no_wait_for_peers_the_probe_could_not_reach_or_disabled_ones(monkeypatc
     assert len(clock.reads_at) == 1 and clock.sleeps == []
     assert report["sbc_view"]["settle"]["text"] == "settled at the first reading"
     assert report["verdict"] == "warn"
+
+
+def test_module_option_sbc_settle_timeout(tmp_path: Path) -> None:
+    plan = dict(PLAN, trunk_groups=[], mcp=None, acl={"ranges": []})
+    code, result = run_module("probe", {"plan": plan, "sbc_settle_timeout": -1}, tmp_path)
+    assert code != 0 and "sbc_settle_timeout must not be negative" in result["msg"]
+    # Nothing to probe and no Kamailio where it looks: the limit reaches the report, nothing is waited for.
+    nowhere = str(tmp_path / "nowhere")
+    args = {"plan": plan, "platform": "kamailio", "sbc_settle_timeout": 2.5, "check_provisioning_ttl": False,
+            "sbc_options": {"config_dir": nowhere, "run_dir": nowhere}}
+    code, result = run_module("probe", args, tmp_path)
+    assert code == 0, result
+    assert result["report"]["settings"]["sbc_settle_s"] == 2.5
+    assert result["report"]["sbc_view"]["settle"]["text"] == "no runtime states read"
+    code, result = run_module("probe", dict(args, sbc_settle_timeout=None), tmp_path)
+    assert result["report"]["settings"]["sbc_settle_s"] == 4.0  # the plan's default
