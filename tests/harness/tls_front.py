@@ -123,6 +123,14 @@ def call_id(msg: bytes) -> t.Optional[bytes]:
     return m.group(1) if m else None
 
 
+_CSEQ_RE = re.compile(rb"^CSeq[ \t]*:[ \t]*\d+[ \t]+(\S+)", re.IGNORECASE | re.MULTILINE)
+
+
+def cseq_method(msg: bytes) -> t.Optional[str]:
+    m = _CSEQ_RE.search(msg.split(b"\r\n\r\n", 1)[0])
+    return m.group(1).decode("ascii", "replace").upper() if m else None
+
+
 def _fix_content_length(msg: bytes) -> bytes:
     head, sep, body = msg.partition(b"\r\n\r\n")
     # Keep the line's own CR (the regex consumes it when the header is not the last one).
@@ -185,7 +193,9 @@ class _Relay:
         self.udp: t.Optional[asyncio.DatagramTransport] = None
         self.tcp_writer: t.Optional[asyncio.StreamWriter] = None
         self.via_map: dict[bytes, bytes] = {}  # branch -> original Via line of a backend request
-        self.pending: set[bytes] = set()  # top-Via branches of requests from the SBC not answered finally
+        # Transactions open on this connection: top-Via branches of requests from the SBC not answered
+        # finally, and b"ACK <Call-ID>" for an INVITE answered 2xx whose ACK has not come yet.
+        self.pending: set[bytes] = set()
 
     # towards Kamailio ---------------------------------------------------------------------------------------
     def to_tls(self, msg: bytes) -> None:
@@ -210,6 +220,9 @@ class _Relay:
             if code is not None and code >= 200:
                 via = top_via(msg)
                 self.pending.discard((branch_of(via) if via else None) or b"")
+                if code < 300 and cseq_method(msg) == "INVITE":
+                    # RFC 6026: after its 2xx the INVITE server transaction stays (Accepted) until the ACK.
+                    self.pending.add(b"ACK " + (call_id(msg) or b""))
                 if self.front.close_after_response and not self.pending:
                     # Forces a new handshake per transaction (handshake statistics, reconnect tests);
                     # like a server closing an idle connection, never one with a transaction open.
@@ -224,23 +237,40 @@ class _Relay:
             br = branch_of(via) if via else None
             if br and br in self.via_map:
                 msg = replace_top_via(msg, self.via_map.pop(br))
-        else:
+        idle: list[_Relay] = []
+        if code is None:
             m = method(msg) or "?"
             self.front._call_relays[call_id(msg) or b""] = self
             if m != "ACK":
                 via = top_via(msg)
                 self.pending.add((branch_of(via) if via else None) or b"")
+            else:
+                # The ACK ends its INVITE's transaction on whichever connection answered the INVITE.
+                key = b"ACK " + (call_id(msg) or b"")
+                for relay in list(self.front._relays):
+                    if key in relay.pending:
+                        relay.pending.discard(key)
+                        if not relay.pending:
+                            idle.append(relay)
             self.conn.requests.append(m)
             self.front._note_request(self.conn, m)
             answer = self.front._local_answer(msg)
             if answer is not None:
                 if answer:
                     self.to_tls(answer)
+                self._close_idle(idle)
                 return
         if self.udp is not None:
             self.udp.sendto(msg)
         elif self.tcp_writer is not None:
             self.tcp_writer.write(msg)
+        self._close_idle(idle)
+
+    def _close_idle(self, relays: list["_Relay"]) -> None:
+        """With close_after_response: close the connections an ACK left without an open transaction."""
+        if self.front.close_after_response:
+            for relay in relays:
+                relay.writer.close()
 
     async def open_backend(self) -> None:
         if self.front.backend is None:
@@ -314,8 +344,9 @@ class TlsFront:
     ACK ignored, BYE -> 200. ``answer_options=True`` answers OPTIONS itself even with a backend (keeps
     a peer "up" without a SIPp OPTIONS scenario). ``require_sni=True`` refuses handshakes without SNI,
     as ACG does (``Connection.error == "NO_SNI"``). ``close_after_response=True`` closes the
-    connection after each final response it relays once no other transaction is open on it, so
-    (nearly) every transaction needs a new handshake.
+    connection after each final response it relays once no other transaction is open on it (an
+    INVITE answered 2xx is open until its ACK, RFC 6026), so (nearly) every transaction needs a new
+    handshake.
     """
 
     def __init__(self, listen: tuple[str, int], backend: t.Optional[tuple[str, int, str]], cert: t.Union[str, Path],
