@@ -82,7 +82,7 @@ HOLD_MS = 60000      # how long each call of the migration lasts
 ROLLBACK_HOLD_MS = 30000
 LEAD_IN_S = 5.0      # calls already up (on the old peers) before a migration playbook starts
 LEAD_OUT_S = 3.0     # calls still placed after it finished
-CLOSING_CALLS = 20   # calls through each SBC while the peers close every idle connection
+CLOSING_CALLS = 50    # calls through each SBC while the peers close every idle connection
 RPC = ("import json, sys\n"
        "cfg = open('/etc/kamailio/kamailio.cfg').read()\n"
        "print(json.dumps(JsonRpc(rpc_endpoints(cfg, '/run/kamailio'), 5.0).call(sys.argv[1])))\n")
@@ -298,8 +298,9 @@ def test_peers_closing_every_connection_stay_active(rig: TlsRig) -> None:
             samples[guest.name].append(rig.peer_states(guest))
         figures = {g.name: (len(_handshakes(rig.sim, g.address, since)), len(_without_sni(rig.sim, g.address, since)))
                    for g in (AMS, DUB)}
-        print("closing peers: handshakes/without SNI %s over %.1f s, calls %s"
-              % (figures, time.time() - since, {n: r.codes() for n, r in results.items()}))
+        print("closing peers: handshakes/without SNI %s over %.1f s, calls %s, BYEs not answered 200 %s"
+              % (figures, time.time() - since, {n: r.codes() for n, r in results.items()},
+                 {n: sorted(str(code) for _sent, code in r.byes.values() if code != 200) for n, r in results.items()}))
     finally:
         rig.sim.set_close_after_response(False)
     for guest in (AMS, DUB):
