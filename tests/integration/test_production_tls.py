@@ -205,16 +205,18 @@ def _call_evidence(sim: AcgSim, sbc: Guest, result: CallResult, limit: int = 3) 
     bad = [cid for cid, (_sent, code) in result.calls.items() if code != 200]
     bad += [cid for cid, (_sent, code) in result.byes.items() if code != 200]
     for cid in bad[:limit]:
-        start = result.calls[cid][0]
-        end = result.byes.get(cid, (start + 5, None))[0] + 2
-        lines.append("call %s: INVITE %s at %.3f, BYE %s" % (cid, result.calls[cid][1], start, result.byes.get(cid)))
+        # The moments that matter: around the BYE when the BYE failed, else the call's setup.
+        start = result.byes[cid][0] - 0.3 if cid in result.byes else result.calls[cid][0] - 0.3
+        end = start + (0.6 if cid in result.byes else 3.0)
+        lines.append("call %s: INVITE at %.3f answered %s, BYE (sent, answer) %s" % (
+            cid, result.calls[cid][0], result.calls[cid][1], result.byes.get(cid)))
         for peer in sim.peers:
             if peer.backend is None or peer.front is None:
                 continue
             if cid not in {m.call_id for m in peer.backend.received_requests("INVITE")}:
                 continue
             for c in peer.front.snapshot():
-                if c.peer[0] == sbc.address and c.opened_at <= end and (c.closed_at or end) >= start - 1:
+                if c.peer[0] == sbc.address and c.opened_at <= end and (c.closed_at or end) >= start:
                     lines.append("  peer %s conn %d %s:%d opened %.3f closed %s sni %s error %s requests %s "
                                  "responses %s" % (peer.address, c.id, c.peer[0], c.peer[1], c.opened_at,
                                                    "%.3f" % c.closed_at if c.closed_at else "-", c.sni, c.error,
