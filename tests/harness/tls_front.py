@@ -15,7 +15,9 @@ SIP specifics the relay handles so that the backend SIPp can stay a plain UDP/TC
 - ``Contact`` in backend messages is rewritten to the front's TLS address (``;transport=tls``) so that
   in-dialog requests (ACK/BYE) come back over TLS through the front, not straight to the UDP port;
 - requests *from* the backend (e.g. a BYE from the UAS) get their top ``Via`` replaced by the
-  front's TLS address; the original is restored on the response before it goes to the backend.
+  front's TLS address; the original is restored on the response before it goes to the backend;
+- a response whose request's connection is gone (the request arrived as the front closed it) goes
+  over a new TLS connection to the request's Via sent-by, as RFC 3261 18.2.2 asks of a server.
 
 Everything runs on one asyncio loop in a daemon thread; ``stop()`` closes every socket. Bounded:
 handshake timeout, limit on connections open at once, message size limit.
@@ -123,6 +125,8 @@ def call_id(msg: bytes) -> t.Optional[bytes]:
     return m.group(1) if m else None
 
 
+_VIA_SENT_BY_RE = re.compile(rb"SIP/2\.0/TLS[ \t]+([^;:, \t]+)(?::(\d+))?", re.IGNORECASE)
+_VIA_RECEIVED_RE = re.compile(rb";received=([^;, \t]+)", re.IGNORECASE)
 _CSEQ_RE = re.compile(rb"^CSeq[ \t]*:[ \t]*\d+[ \t]+(\S+)", re.IGNORECASE | re.MULTILINE)
 
 
@@ -227,6 +231,10 @@ class _Relay:
                     # Forces a new handshake per transaction (handshake statistics, reconnect tests);
                     # like a server closing an idle connection, never one with a transaction open.
                     self.writer.close()
+        elif status_code(msg) is not None:
+            # RFC 3261 18.2.2: the connection the request came on is gone (it arrived as the front
+            # closed it): the response goes over a new connection to the request's Via sent-by.
+            self.front.respond_over_new_connection(msg)
 
     # towards the backend ------------------------------------------------------------------------------------
     def to_backend(self, msg: bytes) -> None:
@@ -370,6 +378,9 @@ class TlsFront:
         self.require_sni = require_sni
         self.close_after_response = close_after_response
         self.connections: list[Connection] = []
+        # Responses sent over a connection the front opened (RFC 3261 18.2.2): (time, target, outcome).
+        self.responses_back: list[tuple[float, str, str]] = []
+        self._tasks: set[asyncio.Future[None]] = set()
         self.request_log: list[tuple[float, int, str]] = []  # (time, connection id, method)
         self._lock = threading.Lock()
         self._loop: t.Optional[asyncio.AbstractEventLoop] = None
@@ -489,7 +500,51 @@ class TlsFront:
             self._server.close()
         for relay in list(self._relays):
             relay.close()
+        for task in list(self._tasks):
+            task.cancel()
         await asyncio.sleep(0.05)
+
+    def respond_over_new_connection(self, msg: bytes) -> None:
+        """Send a response over a new TLS connection to its top Via's sent-by (``received`` address
+        first), presenting the front's certificate; called on the front's loop."""
+        via = top_via(msg) or b""
+        sent_by = _VIA_SENT_BY_RE.search(via)
+        if sent_by is None:
+            return
+        received = _VIA_RECEIVED_RE.search(via)
+        host = (received.group(1) if received else sent_by.group(1)).decode()
+        port = int(sent_by.group(2) or 5061)
+        task = asyncio.ensure_future(self._respond_back(msg, host, port))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _respond_back(self, msg: bytes, host: str, port: int) -> None:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(self.cert, self.key)
+        ctx.check_hostname = False
+        if self.client_ca:
+            ctx.load_verify_locations(cafile=self.client_ca)  # the CA the SBC's certificate chains to
+        else:
+            ctx.verify_mode = ssl.CERT_NONE
+        target = "%s:%d" % (host, port)
+        try:
+            _reader, writer = await asyncio.wait_for(asyncio.open_connection(
+                host, port, ssl=ctx, local_addr=(self.listen[0], 0)), HANDSHAKE_TIMEOUT_S)
+        except (OSError, ssl.SSLError, asyncio.TimeoutError) as exc:
+            with self._lock:
+                self.responses_back.append((time.time(), target, "%s: %s" % (type(exc).__name__, exc)))
+            return
+        writer.write(msg)
+        with self._lock:
+            self.responses_back.append((time.time(), target, "sent"))
+        try:
+            await writer.drain()
+            await asyncio.sleep(1.0)  # let the SBC read it before the close
+        except (OSError, ssl.SSLError):
+            pass
+        finally:
+            writer.close()
 
     def _note_request(self, conn: Connection, m: str) -> None:
         with self._lock:
