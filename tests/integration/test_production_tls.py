@@ -82,7 +82,7 @@ HOLD_MS = 60000      # how long each call of the migration lasts
 ROLLBACK_HOLD_MS = 30000
 LEAD_IN_S = 5.0      # calls already up (on the old peers) before a migration playbook starts
 LEAD_OUT_S = 3.0     # calls still placed after it finished
-CLOSING_CALLS = 50    # calls through each SBC while the peers close every idle connection
+CLOSING_CALLS = 150   # calls through each SBC (both at once) while the peers close every idle connection
 RPC = ("import json, sys\n"
        "cfg = open('/etc/kamailio/kamailio.cfg').read()\n"
        "print(json.dumps(JsonRpc(rpc_endpoints(cfg, '/run/kamailio'), 5.0).call(sys.argv[1])))\n")
@@ -139,10 +139,13 @@ class TlsRig(Hosts):
         """``address:port`` -> dispatcher flags (AP, IP, TP...) of every ACG peer, as Kamailio sees it."""
         return dispatcher_states(self.rpc(guest, "dispatcher.list"))
 
-    def place(self, guest: Guest, count: int, name: str, hold_ms: int = 100) -> CallResult:
-        caller = SippCaller("%s-%d" % (name, int(time.time() * 1000)), self.tmp / "sipp", CORE,
-                            "%s:5070" % guest.address, hold_ms=hold_ms)
-        return caller.run(count, rate=RATE, timeout_s=count // RATE + hold_ms // 1000 + 30)
+    def place(self, guests: t.Sequence[Guest], count: int, name: str) -> dict[str, CallResult]:
+        """``count`` short calls from the core through each of ``guests`` at once, RATE calls/s each."""
+        callers = {g.name: SippCaller("%s-%s-%d" % (name, g.name, int(time.time() * 1000)), self.tmp / "sipp", CORE,
+                                      "%s:5070" % g.address, hold_ms=100).start(count, rate=RATE,
+                                                                                timeout_s=count // RATE + 30)
+                   for g in guests}
+        return {n: c.wait(count // RATE + 60) for n, c in callers.items()}
 
     def held_traffic(self, guest: Guest, name: str, hold_ms: int = HOLD_MS) -> SippCaller:
         """Calls at RATE calls/s, each held ``hold_ms``, until ``finish()`` (bounded: 20 minutes of calls)."""
@@ -221,6 +224,8 @@ def _call_evidence(sim: AcgSim, sbc: Guest, result: CallResult, limit: int = 3) 
                                  "responses %s" % (peer.address, c.id, c.peer[0], c.peer[1], c.opened_at,
                                                    "%.3f" % c.closed_at if c.closed_at else "-", c.sni, c.error,
                                                    c.requests, c.responses))
+            lines += ["  peer %s answered over a new connection to %s at %.3f: %s" % (peer.address, target, when, what)
+                      for when, target, what in list(peer.front.responses_back) if start <= when <= end + 1]
     return "\n".join(lines)
 
 
@@ -269,7 +274,7 @@ def test_restart_with_sni_refusing_peers_loses_no_call(rig: TlsRig) -> None:
     pid = rig.main_pid(DUB)
     since = time.time()
     rig.root(DUB, "systemctl restart kamailio")
-    result = rig.place(DUB, 50, "after-restart")
+    result = rig.place([DUB], 50, "after-restart")[DUB.name]
     states = rig.peer_states(DUB)
     refused = _without_sni(rig.sim, DUB.address, since)
     print("restart: calls %s, peers %s, handshakes %d, without SNI %d"
@@ -295,7 +300,7 @@ def test_peers_closing_every_connection_stay_active(rig: TlsRig) -> None:
             for guest in (AMS, DUB):
                 samples[guest.name].append(rig.peer_states(guest))
             time.sleep(0.5)
-        results = {guest.name: rig.place(guest, CLOSING_CALLS, "closing-%s" % guest.name) for guest in (AMS, DUB)}
+        results = rig.place([AMS, DUB], CLOSING_CALLS, "closing")
         for guest in (AMS, DUB):
             samples[guest.name].append(rig.peer_states(guest))
         figures = {g.name: (len(_handshakes(rig.sim, g.address, since)), len(_without_sni(rig.sim, g.address, since)))
@@ -380,7 +385,7 @@ def test_region_migration_over_tls_under_load_reloads_and_loses_no_call(rig: Tls
         states = rig.peer_states(guest)
         assert _all_active(states, region1 + new_peers), (guest.name, states)
     old_before, new_before = _invites(old_peers), _invites(new_peers)
-    after = rig.place(DUB, 20, "after-migration")
+    after = rig.place([DUB], 20, "after-migration")[DUB.name]
     assert after.codes() == {200: 20}, after.codes()
     assert _invites(old_peers) == old_before and _invites(new_peers) == new_before + 20
     # The ACL admits the new /28 and no longer the old one (requests from ACG over mutual TLS).
@@ -441,6 +446,6 @@ def test_migration_onto_unreachable_peers_rolls_back_without_losing_calls(rig: T
     # Calls still flow to the peers of before, all of them active again in Kamailio's view.
     assert _all_active(rig.peer_states(DUB), region1 + current), rig.peer_states(DUB)
     old_before = _invites(current)
-    after = rig.place(DUB, 20, "after-rollback")
+    after = rig.place([DUB], 20, "after-rollback")[DUB.name]
     assert after.codes() == {200: 20}, after.codes()
     assert _invites(current) == old_before + 20
