@@ -35,6 +35,7 @@ MCP_HOLD_TABLE = "commsgw_mcp_hold"
 MCP_REJECT_REASON = "MCP Unavailable"
 ACL_GROUP = 1
 TLS_DIALOG_PARAM = "cgwtls"
+TLS_VERDICT_TTL_S = 3700  # > tcp_connection_lifetime (3605 s) in kamailio.cfg.j2
 # tls_threads_mode (the cure for 5.6's OpenSSL 3 memory corruption) exists from 5.7.5 on.
 TLS_FIXED_VERSION = (5, 7, 5)
 # ACG's TLS 1.2 cipher suites (acg-facts 1.4) in OpenSSL names; ECDSA first: the notes record intermittent
@@ -344,6 +345,8 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
             # The Record-Route parameter carrying a dialog's TLS name, so that its in-dialog requests keep
             # it after a migration changed or removed the name of the peer's range.
             "dialog_param": TLS_DIALOG_PARAM,
+            # Verdicts outlive no connection for long: tcp_connection_lifetime plus a margin.
+            "verdict_ttl_s": TLS_VERDICT_TTL_S,
             "verify_hostname": bool((settings["tls"] or {}).get("verify_hostname", True)),
         }
     limits = plan["limits"]
@@ -406,6 +409,7 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
             "codes_regex": "|".join(str(int(c)) for c in list(retry["retry_codes"]) + (
                 [LOCAL_SEND_FAILURE_CODE] if retry["retry_on_no_response"] else [])),
             "on_no_response": bool(retry["retry_on_no_response"]),
+            "local_send_failure_code": LOCAL_SEND_FAILURE_CODE,
             "after_provisional_timeout": bool(retry["retry_after_provisional_timeout"]),
         },
         "acl": {"group": ACL_GROUP, "rows": acl_rows(plan), "action": settings["acl_action"]},

@@ -192,3 +192,21 @@ def test_tls_config_passes_kamailio_check_on_the_machine(tmp_path: Path) -> None
     result = subprocess.run(["kamailio", "-c", "-f", str(tmp_path / "kamailio.cfg")], capture_output=True, text=True,
                             timeout=30, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_in_dialog_requests_to_acg_are_sent_once_more_when_lost_on_a_closing_connection() -> None:
+    """A BYE written on a connection ACG is closing is lost (send failure 477, or never read: no reply);
+    the SBC sends it once more (a new connection, the dialog's SNI), never for a real answer."""
+    cfg = render_kamailio(_plan(), SETTINGS, "6.0.1")["kamailio.cfg"]
+    common = _route(cfg, "COMMON")
+    in_dialog_relay = common[common.index("if (loose_route()) {"):]
+    assert in_dialog_relay.index("route(COMMSGW_TLS_IN_DIALOG)") < in_dialog_relay.index("t_relay()")
+    in_dialog = _route(cfg, "COMMSGW_TLS_IN_DIALOG")
+    assert 't_on_failure("COMMSGW_TLS_IN_DIALOG_RESEND")' in in_dialog
+    resend = re.search(r"^failure_route\[COMMSGW_TLS_IN_DIALOG_RESEND\] \{\n(.*?)^\}", cfg, re.S | re.M)
+    assert resend, cfg
+    body = resend.group(1)
+    assert 't_check_status("477")' in body and "t_branch_timeout() && !t_branch_replied()" in body
+    assert body.index("$avp(commsgw_dialog_resent) != $null") < body.index("$avp(commsgw_dialog_resent) = 1") \
+        < body.index("t_relay()")
+    assert "$xavp(tls=>server_name) = $avp(commsgw_dialog_tls)" in body
