@@ -226,14 +226,16 @@ def process_tree(root: int) -> list[int]:
 def tree_cpu_seconds(root: int) -> float:
     """CPU time (user + system) used so far by ``root`` and every process below it: utime + stime of
     each (all its threads), plus cutime + cstime (children that already exited and were reaped)."""
-    ticks = 0
-    for pid in process_tree(root):
-        try:
-            fields = _proc_stat(pid)
-        except OSError:
-            continue  # exited meanwhile
-        ticks += sum(int(fields[i]) for i in (11, 12, 13, 14))
-    return ticks / float(os.sysconf("SC_CLK_TCK"))
+    return sum(cpu_ticks(pid) for pid in process_tree(root)) / float(os.sysconf("SC_CLK_TCK"))
+
+
+def cpu_ticks(pid: int) -> int:
+    """utime + stime + cutime + cstime of ``pid`` in clock ticks (0 once it is gone)."""
+    try:
+        fields = _proc_stat(pid)
+    except OSError:
+        return 0
+    return sum(int(fields[i]) for i in (11, 12, 13, 14))
 
 
 # -- a whole lab: DNS + plan + rendered config + Kamailio ------------------------------------------
@@ -421,21 +423,25 @@ class AcgLab:
         if self.dns is not None:
             self.dns.stop()
 
-    def reset_peers(self) -> None:
+    def reset_peers(self, kamailio: t.Optional[KamailioProcess] = None) -> None:
         """Every destination back to active+probing. (dispatcher.reload would do it too, but the
-        module refuses reloads closer than reload_delta, 5 s, to each other.)"""
-        assert self.kamailio is not None
+        module refuses reloads closer than reload_delta, 5 s, to each other.) ``kamailio``: another
+        Kamailio running this lab's dispatcher.list (default: the lab's own)."""
+        kamailio = kamailio or self.kamailio
+        assert kamailio is not None
         for line in self.files["dispatcher.list"].splitlines():
             if line.strip() and not line.startswith("#"):
                 set_id, uri = line.split()[:2]
-                self.kamailio.rpc("dispatcher.set_state", ["ap", int(set_id), uri])
+                kamailio.rpc("dispatcher.set_state", ["ap", int(set_id), uri])
 
-    def wait_peer_state(self, address: str, active: bool, timeout_s: float) -> t.Optional[float]:
+    def wait_peer_state(self, address: str, active: bool, timeout_s: float,
+                        kamailio: t.Optional[KamailioProcess] = None) -> t.Optional[float]:
         """Seconds until ``address`` is (in)active per dispatcher.list, or None on timeout (bounded)."""
-        assert self.kamailio is not None
+        kamailio = kamailio or self.kamailio
+        assert kamailio is not None
         start = time.monotonic()
         while time.monotonic() - start < timeout_s:
-            if self.kamailio.peer_active(address) is active:
+            if kamailio.peer_active(address) is active:
                 return time.monotonic() - start
             time.sleep(0.05)
         return None
