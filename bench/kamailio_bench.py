@@ -579,17 +579,21 @@ def measure_ladder(rig: Rig, proxies: t.Sequence[Proxy], figures: dict[str, Prox
 
 
 def measure_run(rig: Rig, run: int, rates: t.Sequence[int], seconds: float, cpu_rate: int, cpu_seconds: float,
-                cpu_chunks: int, retries: int) -> dict[str, ProxyFigures]:
+                cpu_chunks: int, retries: int, kamailio_cpu: float = 0.0) -> dict[str, ProxyFigures]:
     """One run: fresh peers and fresh Kamailios (all at once); warm-up calls (open the TLS
     connection, check it), (d), then (c). Everything stopped on return."""
     label = "r%d" % run
     workdir = rig.work / "sipp" / label
     proxies = rig.proxies()
     figures = {proxy.name: ProxyFigures() for proxy in proxies}
+    caps: list[CpuCap] = []
     try:
         rig.start_peers(workdir)
         for proxy in proxies:
             proxy.kamailio.start()
+            if kamailio_cpu:
+                caps.append(CpuCap(proxy.short, kamailio_cpu))
+                caps[-1].add(proxy.kamailio.pids())
         for proxy in proxies:
             proxy.ready()
             warm = rig.caller("%s-%s-warm" % (proxy.short, label), workdir, proxy.target).run(
@@ -602,7 +606,7 @@ def measure_run(rig: Rig, run: int, rates: t.Sequence[int], seconds: float, cpu_
         if rates:
             measure_ladder(rig, proxies, figures, label, workdir, rates, seconds, retries, run)
     finally:
-        _all([proxy.kamailio.stop for proxy in proxies] + [rig.stop_peers])
+        _all([proxy.kamailio.stop for proxy in proxies] + [rig.stop_peers] + [cap.close for cap in caps])
     return figures
 
 
@@ -667,6 +671,43 @@ def print_table(results: list[dict[str, ProxyFigures]], rates: t.Sequence[int], 
                                             for f in results)))
 
 
+class CpuCap:
+    """Caps a running Kamailio (every process) at ``cores`` CPUs with a cgroup of its own (cgroup v1
+    "cpu" controller, CFS quota over a short period so that throttling stalls stay a few ms). With a
+    cap well below what the machine and the SIPp peers can do, the top of the ladder is where
+    Kamailio's own CPU runs out, not where the shared machine does."""
+
+    ROOT = Path("/sys/fs/cgroup/cpu")
+    PERIOD_US = 10000
+
+    def __init__(self, name: str, cores: float) -> None:
+        if not (self.ROOT / "cpu.cfs_quota_us").exists():
+            raise RuntimeError("--kamailio-cpu needs the cgroup v1 cpu controller at %s" % self.ROOT)
+        self.path = self.ROOT / ("commsgw-bench-%d-%s" % (os.getpid(), name))
+        self.path.mkdir(exist_ok=True)
+        (self.path / "cpu.cfs_period_us").write_text("%d\n" % self.PERIOD_US)
+        (self.path / "cpu.cfs_quota_us").write_text("%d\n" % int(cores * self.PERIOD_US))
+
+    def add(self, pids: t.Iterable[int]) -> None:
+        for pid in pids:
+            try:
+                (self.path / "cgroup.procs").write_text("%d\n" % pid)
+            except ProcessLookupError:
+                pass
+
+    def close(self) -> None:
+        """Remove the cgroup once its processes are gone (bounded wait)."""
+        for _ in range(50):
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.1)
+        print("    warning: could not remove %s" % self.path)
+
+
 class PrefixLease:
     """An exclusive claim on a whole 127.N.0.0/16 across processes (flock, freed on close/exit)."""
 
@@ -692,7 +733,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--parts", default=None, help="which figures to measure, e.g. 'cd' (default: abcd, tls: cd)")
     parser.add_argument("--rates", default=None, help="offered calls/s climbed in (c), comma-separated "
-                        "(default udp: 300,500,...,1400; tls: 1000,1200,1400,1500,...,2400)")
+                        "(default udp: 300,500,...,1400; tls: 1000,1200,1400,1500,...,2400; tls with --kamailio-cpu C: "
+                        "400,500,...,1200 x C / 0.25)")
     parser.add_argument("--step-seconds", type=float, default=4.0, help="length of each (c) step")
     parser.add_argument("--cpu-rate", type=int, default=100, help="offered calls/s of the (d) measurement")
     parser.add_argument("--cpu-seconds", type=float, default=20.0, help="length of the (d) measurement")
@@ -700,6 +742,9 @@ def main() -> int:
     parser.add_argument("--retries", type=int, default=1, help="more tries of a (c) rate not sustained")
     parser.add_argument("--variants", default="", help="tls only, diagnostic: also run these variants of the "
                         "generated config (comma-separated: %s)" % ", ".join(VARIANTS))
+    parser.add_argument("--kamailio-cpu", type=float, default=0.0, metavar="CORES",
+                        help="cap every Kamailio at this many CPUs (cgroup), so that (c) finds Kamailio's limit "
+                        "rather than the machine's (default: no cap)")
     parser.add_argument("--hold-ms", type=int, default=HOLD_MS, help="ACK -> BYE in the (c)/(d) calls")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, configs) and print it")
     args = parser.parse_args()
@@ -710,8 +755,10 @@ def main() -> int:
     parts = args.parts if args.parts is not None else ("cd" if tls else "abcd")
     if tls and set(parts) & set("ab"):
         parser.error("(a) and (b) are measured over UDP only")
-    rates = [int(r) for r in (args.rates or ("1000,1200,1400,1500,1600,1700,1800,1900,2000,2200,2400" if tls else
-                                             "300,500,600,700,800,850,900,950,1000,1100,1200,1400")).split(",")]
+    default_rates = ("300,500,600,700,800,850,900,950,1000,1100,1200,1400" if not tls else
+                     "1000,1200,1400,1500,1600,1700,1800,1900,2000,2200,2400" if not args.kamailio_cpu else
+                     ",".join(str(int(r * args.kamailio_cpu / 0.25)) for r in range(400, 1300, 100)))
+    rates = [int(r) for r in (args.rates or default_rates).split(",")]
     rates = rates if "c" in parts else []
     variants = [v for v in args.variants.split(",") if v]
     if variants and not tls:
@@ -755,11 +802,12 @@ def main() -> int:
                 try:
                     rig.prepare()
                     print("(c)/(d) generated config vs bare stateful proxy, %s towards the peers: Kamailio %s%s, "
-                          "workers udp %d tcp %d, shared memory %d MB; peers SIPp %s; calls held %d ms; ladder %s calls/s, %.0f s steps; CPU at %d calls/s "
+                          "workers udp %d tcp %d, shared memory %d MB, CPU cap %s; peers SIPp %s; calls held %d ms; ladder %s calls/s, %.0f s steps; CPU at %d calls/s "
                           "for %.0f s in %d turns; %d run(s)" % (
                               args.transport, rig.kamailio_version,
                               " (%s)" % rig.kamailio_runtime.origin.split(" (")[0] if rig.kamailio_runtime else "",
                               WORKERS["udp"], WORKERS["tcp"], rig.lab.shared_memory_mb,
+                              "%.2f cores" % args.kamailio_cpu if args.kamailio_cpu else "none",
                               "%s (%s)" % (rig.sipp_runtime.version, rig.sipp_runtime.origin.split(" (")[0])
                               if rig.sipp_runtime else "(host, udp)", rig.hold_ms,
                               ",".join(map(str, rates)) or "-", args.step_seconds, cpu_rate, args.cpu_seconds,
@@ -768,7 +816,7 @@ def main() -> int:
                     for run in range(1, args.runs + 1):
                         print("  run %d" % run)
                         results.append(measure_run(rig, run, rates, args.step_seconds, cpu_rate, args.cpu_seconds,
-                                                   args.cpu_turns, args.retries))
+                                                   args.cpu_turns, args.retries, args.kamailio_cpu))
                 finally:
                     _all([rig.stop_peers, rig.stop])
                 print_table(results, rates, cpu_rate)
