@@ -34,6 +34,7 @@ MCP_FLAGS = 0
 MCP_HOLD_TABLE = "commsgw_mcp_hold"
 MCP_REJECT_REASON = "MCP Unavailable"
 ACL_GROUP = 1
+TLS_DIALOG_PARAM = "cgwtls"
 # tls_threads_mode (the cure for 5.6's OpenSSL 3 memory corruption) exists from 5.7.5 on.
 TLS_FIXED_VERSION = (5, 7, 5)
 # ACG's TLS 1.2 cipher suites (acg-facts 1.4) in OpenSSL names; ECDSA first: the notes record intermittent
@@ -86,12 +87,24 @@ def _socket(proto: str, address: str, port: int) -> str:
     return "%s:%s:%d" % (proto, address, port)
 
 
+def ping_relay_uri(acg_socket: str) -> str:
+    """Where the dispatcher sends its OPTIONS pings over TLS: the SBC's own UDP socket on the ACG-facing
+    address (``obproxy``), from which kamailio.cfg relays each ping to its peer with SNI (route
+    COMMSGW_TLS_PING). Kamailio gives SNI only to requests relayed by the script, never to tm's own
+    pings, and ACG drops handshakes without SNI."""
+    dummy, address, port = acg_socket.split(":")
+    return "sip:%s:%s" % (address, port)
+
+
 def dispatcher_sets(trunk_groups: t.Sequence[t.Mapping[str, t.Any]], acg_socket: str, transport: str,
                     flags: int = DS_FLAG_PROBING, id_base: int = 0) -> list[dict[str, t.Any]]:
     """The dispatcher sets of the plan's trunk groups, in failover order.
 
     Also used by the SRV refresher with freshly resolved peers, so both produce identical rows.
-    ``flags``/``id_base`` differ for MCP records only (``mcp_dispatcher_sets``).
+    ``flags``/``id_base`` differ for MCP records only (``mcp_dispatcher_sets``). Over TLS each row
+    carries its peer's TLS name (``tls=``: the group's regional hostname, or the peer's own
+    ``hostname`` where a migration keeps an old peer) and, for pinged rows, the ping relay
+    (``obproxy=``), so that a region migration changes only reloadable data.
     """
     sets: list[dict[str, t.Any]] = []
     for group in sorted(trunk_groups, key=lambda g: g["order"]):
@@ -115,12 +128,20 @@ def dispatcher_sets(trunk_groups: t.Sequence[t.Mapping[str, t.Any]], acg_socket:
                         # R-07/R-08: an SRV target outside the region's /28s is never a peer.
                         raise KamailioViewError("%s target %s resolves to %s, outside %s" % (
                             group["srv_name"], peer["target"], address, ", ".join(group["ip_ranges"])))
+                    attrs = "rweight=%d;socket=%s" % (rweight, acg_socket)
+                    tls_name = None
+                    if transport == "tls":
+                        tls_name = peer.get("hostname") or group["hostname"]
+                        attrs += ";tls=%s" % tls_name
+                        if flags & DS_FLAG_PROBING:
+                            attrs += ";obproxy=%s" % ping_relay_uri(acg_socket)
                     destinations.append({
                         "uri": "sip:%s:%d;transport=%s" % (address, int(peer["port"]), transport),
                         "flags": flags,
                         "priority": 65535 - priority,
                         "rweight": rweight,
-                        "attrs": "rweight=%d;socket=%s;target=%s" % (rweight, acg_socket, peer["target"]),
+                        "attrs": "%s;target=%s" % (attrs, peer["target"]),
+                        "tls_name": tls_name,
                         "target": peer["target"],
                         "address": address,
                         "port": int(peer["port"]),
@@ -166,12 +187,26 @@ def dispatcher_list_text(sets: t.Sequence[t.Mapping[str, t.Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def acl_tag(region: str, hostname: str) -> str:
+    """The permissions tag of an ACL row: ``region=<name>;tls=<regional hostname>``. kamailio.cfg reads
+    the TLS name of a peer address from it (SNI, certificate host name), so it reloads with the ACL."""
+    return "region=%s;tls=%s" % (region, hostname)
+
+
+def parse_acl_tag(tag: str) -> dict[str, str]:
+    """``acl_tag`` read back; a bare region name is what versions before the tag carried names wrote."""
+    if "=" not in tag:
+        return {"region": tag, "tls": ""}
+    fields = dict(part.partition("=")[::2] for part in tag.split(";") if part)
+    return {"region": fields.get("region", ""), "tls": fields.get("tls", "")}
+
+
 def acl_rows(plan: t.Mapping[str, t.Any]) -> list[dict[str, t.Any]]:
     rows = []
     for entry in plan["acl"]["ranges"]:
         network = ipaddress.IPv4Network(entry["network"])
         rows.append({"group": ACL_GROUP, "address": str(network.network_address), "mask": network.prefixlen,
-                     "port": 0, "tag": entry["region"]})
+                     "port": 0, "tag": acl_tag(entry["region"], entry["hostname"])})
     return rows
 
 
@@ -298,17 +333,17 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
         tls = {
             "settings": dict(settings["tls"] or {}),
             "threads_mode": 2 if has_tls_threads_mode(version) else None,
-            # R-24: SNI / certificate host name per trunk group (the regional hostname).
-            "groups": [{"order": g["order"], "hostname": g["hostname"], "sni": (g.get("tls") or {}).get("sni"),
-                        "verify_hostname": (g.get("tls") or {}).get("verify_hostname"),
-                        "min_version": (g.get("tls") or {}).get("min_version", "TLSv1.2"),
-                        # The peer certificate check maps a peer address to its group by these /28s.
-                        "ip_ranges": list(g.get("ip_ranges") or [])} for g in groups],
+            # R-24: the TLS names themselves (SNI, certificate host) are reloadable data, not config:
+            # per ACL row (address.list tag) and per dispatcher row (attribute tls=), see acl_tag.
+            "groups": [{"order": g["order"], "hostname": g["hostname"],
+                        "min_version": (g.get("tls") or {}).get("min_version", "TLSv1.2")} for g in groups],
             "cipher_list": ACG_TLS12_CIPHERS,
-            # How often every peer's connection is (re)opened with SNI: about the health window. The
-            # odd 337 ms keep it out of phase with the dispatcher's whole-second pings: a warm-up that
-            # starts while a ping's connection (without SNI) is being opened would just reuse it.
-            "warm_interval_ms": max(1, int(health["interval_s"]) * int(health["failure_threshold"])) * 1000 + 337,
+            # The dispatcher's pings go to this socket of the SBC itself and are relayed with SNI.
+            "ping_relay": {"socket": _socket("udp", acg["address"], acg["port"]),
+                           "uri": ping_relay_uri(acg_socket)},
+            # The Record-Route parameter carrying a dialog's TLS name, so that its in-dialog requests keep
+            # it after a migration changed or removed the name of the peer's range.
+            "dialog_param": TLS_DIALOG_PARAM,
             "verify_hostname": bool((settings["tls"] or {}).get("verify_hostname", True)),
         }
     limits = plan["limits"]

@@ -32,6 +32,8 @@ import json
 import re
 import typing as t
 
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import parse_acl_tag
+
 # Files of a rendered Kamailio configuration that carry routing facts (kamailio.cfg only adds the
 # listen sockets and the set ids, which commsgw-srv.json repeats).
 STATE_FILES = ("commsgw-srv.json", "dispatcher.list", "address.list", "tls.cfg")
@@ -84,7 +86,8 @@ def parse_dispatcher_rows(text: str) -> list[dict[str, t.Any]]:
 
 
 def parse_address_rows(text: str) -> list[dict[str, str]]:
-    """``group address mask port tag`` rows of a permissions address.list -> network and tag."""
+    """``group address mask port tag`` rows of a permissions address.list -> network, region and the
+    range's TLS name (empty when the file predates names in tags)."""
     rows = []
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()
@@ -97,7 +100,8 @@ def parse_address_rows(text: str) -> list[dict[str, str]]:
             network = ipaddress.IPv4Network("%s/%s" % (fields[1], fields[2]), strict=False)
         except ValueError as exc:
             raise MigrationError("address.list line %r: %s" % (line[:80], exc)) from exc
-        rows.append({"network": str(network), "region": fields[4] if len(fields) > 4 else ""})
+        tag = parse_acl_tag(fields[4] if len(fields) > 4 else "")
+        rows.append({"network": str(network), "region": tag["region"], "hostname": tag["tls"]})
     return rows
 
 
@@ -206,8 +210,10 @@ def state_from_files(files: t.Mapping[str, t.Optional[str]],
         "acg_socket": spec.get("acg_socket"),
         "local_region": local[0] if local else None,
         "regions": regions,
-        "acl": sorted(({"network": e["network"], "region": e["region"]} for e in acl),
-                      key=lambda e: (_net_key(e["network"]), e["region"])),
+        # A range's TLS name; files written before tags carried it: its region's hostname then.
+        "acl": sorted(({"network": e["network"], "region": e["region"],
+                        "hostname": e["hostname"] or (regions.get(e["region"]) or {}).get("hostname") or ""}
+                       for e in acl), key=lambda e: (_net_key(e["network"]), e["region"])),
         "tls": tls,
         "mcp": mcp,
     }
@@ -401,8 +407,9 @@ def transition_plan(new_plan: t.Mapping[str, t.Any], old: t.Optional[t.Mapping[s
     (matched by region name) and every old ACL range still admitted.
 
     Why: until the new peers and ranges are proven, calls must still find a working peer and ACG
-    traffic from the old ranges must still be admitted. Trunk-group order, hostnames (SNI) and
-    every other setting are the new plan's; only peers, ranges and the ACL are widened.
+    traffic from the old ranges must still be admitted. Trunk-group order, hostnames and every other
+    setting are the new plan's; only peers, ranges and the ACL are widened, and the old peers and
+    ranges keep their old TLS name (``peers[].hostname``, ``acl.ranges[].hostname``).
     """
     plan = json.loads(json.dumps(new_plan))  # deep copy of plain data
     if old is None:
@@ -415,8 +422,12 @@ def transition_plan(new_plan: t.Mapping[str, t.Any], old: t.Optional[t.Mapping[s
         have = {(a, int(p["port"])) for p in peers for a in p.get("addresses") or []}
         kept = [p for p in before["peers"] if (p["address"], int(p["port"])) not in have]
         for peer in kept:
-            peers.append({"target": peer["target"], "port": int(peer["port"]), "priority": int(peer["priority"]),
-                          "weight": int(peer["weight"]), "addresses": [peer["address"]]})
+            kept_peer = {"target": peer["target"], "port": int(peer["port"]), "priority": int(peer["priority"]),
+                         "weight": int(peer["weight"]), "addresses": [peer["address"]]}
+            if before.get("hostname") and before["hostname"] != group["hostname"]:
+                # R-24 during the flight: an old peer is still addressed, and checked, by its old name.
+                kept_peer["hostname"] = before["hostname"]
+            peers.append(kept_peer)
         # plan.py's canonical peer order, so the rendered rows are stable.
         group["peers"] = sorted(peers, key=lambda p: (int(p["priority"]), -int(p["weight"]), p["target"],
                                                       int(p["port"])))

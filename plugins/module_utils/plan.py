@@ -149,8 +149,11 @@ def build_site_plan(deployment: Deployment, site: Site,
             "other_errors": "relay_unchanged",
         },
         "acl": {  # every /28 of the deployment, from every region.
-            "ranges": sorted(({"network": n, "region": r.name} for r in deployment.service_regions
-                              for n in r.ip_ranges), key=lambda e: (ipaddress.ip_network(e["network"]), e["region"])),
+            # the range's regional hostname is the TLS name (SNI, certificate host) of any ACG peer in it,
+            # kept per range so that a region migration can give old and new ranges different names.
+            "ranges": sorted(({"network": n, "region": r.name, "hostname": normalise_fqdn(r.hostname)}
+                              for r in deployment.service_regions for n in r.ip_ranges),
+                             key=lambda e: (ipaddress.ip_network(e["network"]), e["region"])),
         },
         "mcp": _mcp(deployment, ordered, resolved),
         "emergency": {"dial_strings": sorted(set(deployment.emergency_dial_strings)), "route_to_acg": False},

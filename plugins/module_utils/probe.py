@@ -14,7 +14,9 @@ from there; nothing is recomputed from the inventory. The probe then
    regional hostname and the peer certificate verified against that hostname (R-09, R-24); MCP
    targets get DNS + TCP/TLS + certificate checks only, never OPTIONS (R-19);
 3. asks the SBC for its own view through a per-platform hook (``SBC_VIEWS``; Kamailio first) and
-   compares it with the SRV answers (drift) and with what the probe saw (peer states);
+   compares it with the SRV answers (drift) and with what the probe saw (peer states); only an
+   "active" peer is in service there, and while peers the probe reached are not active yet (a
+   fresh restart) the view is read again, for a bounded time (``default_settle_s``);
 4. turns all of it into verdicts per peer, region and site with configurable thresholds.
 
 Runs on the SBC host with the standard library and dnspython only (no yaml/jinja2 here).
@@ -26,6 +28,7 @@ import concurrent.futures
 import dataclasses
 import datetime as _dt
 import ipaddress
+import math
 import os
 import re
 import socket
@@ -740,6 +743,9 @@ def read_kamailio_view(options: t.Mapping[str, t.Any]) -> SbcView:
 
 
 SBC_VIEWS: dict[str, t.Callable[[t.Mapping[str, t.Any]], SbcView]] = {"kamailio": read_kamailio_view}
+SBC_ACTIVE = "active"  # the only runtime state in which the SBC counts a peer as in service
+SETTLE_INTERVAL_S = 0.5  # re-read period while the SBC's view settles
+SETTLE_CAP_S = 15.0      # upper bound of the default settle limit (default_settle_s)
 
 
 def _resolve_hosts(destinations: t.Iterable[SbcDestination], settings: ProbeSettings) -> None:
@@ -756,18 +762,28 @@ def _resolve_hosts(destinations: t.Iterable[SbcDestination], settings: ProbeSett
             dest.address = None
 
 
+def _empty_section(platform: str, source: str, errors: t.Sequence[str]) -> dict[str, t.Any]:
+    return {"platform": platform, "source": source, "errors": list(errors), "destinations": [], "missing": [],
+            "extra": [], "stale": [], "state_mismatch": [], "not_active": [], "active_peers": {}, "settle": None}
+
+
 def compare_view(view: SbcView, peers: t.Sequence[PeerResult], dns_ok_records: t.Collection[str],
                  settings: ProbeSettings) -> dict[str, t.Any]:
-    """Drift (missing/extra/stale) between the SBC's peer list and the SRV answers, plus state mismatches.
+    """Drift (missing/extra/stale) between the SBC's peer list and the SRV answers, plus peer states.
 
     missing: an SRV target the SBC does not use. extra: an SBC destination no SRV record lists.
     stale: the SBC has the peer's address with another port or transport, or the running list
     differs from the deployed file (written but not reloaded). Records whose DNS lookup failed are
     left out, so a DNS outage shows as a DNS failure rather than as drift.
+
+    With runtime states (never from the file alone), for the ACG peers only (MCP targets are never
+    pinged, R-19, so their state says nothing): not_active lists every peer the SBC lists in a state
+    other than active (trying, inactive, disabled, or none/unknown), active_peers counts per SRV
+    record the peers the SBC sees active (a peer it does not list at all counts as not active), and
+    state_mismatch lists peers whose SBC state (active or not) disagrees with what the probe saw.
     """
     current = view.runtime if view.runtime is not None else view.configured
-    out: dict[str, t.Any] = {"platform": view.platform, "source": view.source, "errors": list(view.errors),
-                             "destinations": [], "missing": [], "extra": [], "stale": [], "state_mismatch": []}
+    out = _empty_section(view.platform, view.source, view.errors)
     if current is None:
         return out
     _resolve_hosts(current, settings)
@@ -802,18 +818,39 @@ def compare_view(view: SbcView, peers: t.Sequence[PeerResult], dns_ok_records: t
             out["stale"].append({"why": "the running peer list differs from the deployed file (not reloaded?)",
                                  "only_running": sorted("%s %s:%s" % (k[0], k[1], k[2]) for k in runtime_keys - file_keys),
                                  "only_file": sorted("%s %s:%s" % (k[0], k[1], k[2]) for k in file_keys - runtime_keys)})
+    if view.runtime is None:
+        return out  # the deployed file has no states: nothing to judge them by
+    sip_expected = {(p.address, p.port, p.transport): p for p in peers
+                    if p.kind == "sip" and p.address is not None and p.srv_name in dns_ok_records}
+    for key, peer in sorted(sip_expected.items(), key=lambda kv: (kv[1].srv_name, kv[0][:2])):
+        counts = out["active_peers"].setdefault(peer.srv_name, {"region": peer.region, "active": 0, "total": 0})
+        counts["total"] += 1
+        dest = have.get(key)
+        if dest is None:
+            continue  # not in the SBC's list: drift (missing/stale), and not active either
+        if dest.state == SBC_ACTIVE:
+            counts["active"] += 1
+            continue
+        out["not_active"].append({"peer": peer.label, "srv_name": peer.srv_name, "region": peer.region,
+                                  "sbc_state": dest.state or "unknown", "probe": _probe_state(peer)})
     for key, dest in sorted(have.items(), key=lambda kv: (kv[1].set_id, kv[1].uri)):
-        peer = expected.get(key)
+        peer = sip_expected.get(key)
+        # disabled: taken out by an operator, not by health; MCP: never pinged, its state means nothing.
         if peer is None or dest.state is None or dest.state == "disabled":
             continue
-        sbc_up = dest.state in ("active", "trying")  # trying: one probe failed, calls still go there
+        # Only "active" is in service: a destination stays "trying" while the SBC's own OPTIONS to it
+        # fail (production: every peer trying and the SBC answering 503).
+        sbc_up = dest.state == SBC_ACTIVE
         if sbc_up != peer.healthy:
             out["state_mismatch"].append({
-                "peer": peer.label, "sbc_state": dest.state,
-                "probe": "healthy" if peer.healthy else (peer.failure or "unhealthy"),
+                "peer": peer.label, "sbc_state": dest.state, "probe": _probe_state(peer),
                 "why": "the SBC sends calls to a peer the probe found unhealthy" if sbc_up
-                else "the SBC keeps a healthy peer out of service"})
+                else "the SBC does not see a peer active that the probe found healthy"})
     return out
+
+
+def _probe_state(peer: PeerResult) -> str:
+    return "healthy" if peer.healthy else (peer.failure or "unhealthy")
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -883,10 +920,17 @@ def _group_verdict(group: dict[str, t.Any], peers: list[PeerResult], th: Thresho
 
 
 def run_probe(plan: t.Mapping[str, t.Any], settings: ProbeSettings, host: t.Optional[str] = None,
-              sbc_platform: t.Optional[str] = None, sbc_options: t.Optional[t.Mapping[str, t.Any]] = None
-              ) -> dict[str, t.Any]:
-    """Probe one site as its routing plan describes it; returns the JSON-serialisable report."""
+              sbc_platform: t.Optional[str] = None, sbc_options: t.Optional[t.Mapping[str, t.Any]] = None,
+              sbc_settle_s: t.Optional[float] = None, clock: t.Callable[[], float] = time.monotonic,
+              sleep: t.Callable[[float], None] = time.sleep) -> dict[str, t.Any]:
+    """Probe one site as its routing plan describes it; returns the JSON-serialisable report.
+
+    ``sbc_settle_s``: how long the SBC-view step may wait for the SBC's own states to settle (peers
+    the probe reached but the SBC does not see active yet, e.g. right after a restart); None is
+    ``default_settle_s(plan)``, 0 reads once. ``clock``/``sleep`` time that wait (tests pass fakes).
+    """
     th = settings.thresholds
+    settle_s = default_settle_s(plan) if sbc_settle_s is None else max(0.0, float(sbc_settle_s))
     started = time.monotonic()
     started_at = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     records: list[tuple[str, dict[str, t.Any], list[str], str, str]] = []
@@ -932,8 +976,11 @@ def run_probe(plan: t.Mapping[str, t.Any], settings: ProbeSettings, host: t.Opti
         groups.append(group)
 
     sbc: t.Optional[dict[str, t.Any]] = None
+    sbc_start = time.monotonic()
     if sbc_platform:
-        sbc = _sbc_section(sbc_platform, sbc_options or {}, peer_results, groups, settings)
+        sbc = _sbc_section(sbc_platform, sbc_options or {}, peer_results, groups, settings,
+                           settle_s=settle_s, clock=clock, sleep=sleep)
+    sbc_ms = _ms(sbc_start)
 
     reasons = []
     verdict = PASS
@@ -954,9 +1001,9 @@ def run_probe(plan: t.Mapping[str, t.Any], settings: ProbeSettings, host: t.Opti
         "site": plan["site"]["name"],
         "host": host,
         "started_at": started_at,
-        "timings_ms": {"dns": dns_ms, "probe": probe_ms, "total": _ms(started)},
+        "timings_ms": {"dns": dns_ms, "probe": probe_ms, "sbc_view": sbc_ms, "total": _ms(started)},
         "settings": {"timeout_s": settings.timeout_s, "nameservers": settings.resolver.describe(),
-                     "source_address": settings.source_address, "concurrency": pool_size,
+                     "source_address": settings.source_address, "concurrency": pool_size, "sbc_settle_s": settle_s,
                      "thresholds": dataclasses.asdict(th)},
         "regions": [g for g in groups if g["kind"] == "sip"],
         "mcp": [g for g in groups if g["kind"] == "mcp"],
@@ -979,16 +1026,91 @@ def _provisioning_ttl(api: t.Mapping[str, t.Any], settings: ProbeSettings) -> di
     return {"hostname": api["hostname"], "verdict": verdict, "detail": finding.message}
 
 
+def default_settle_s(plan: t.Mapping[str, t.Any]) -> float:
+    """The default settle limit: the plan's health window plus one OPTIONS interval plus 1 s, at most 15 s.
+
+    That is how long a peer the SBC has just (re)loaded needs to be pinged into "active"
+    (``window_s`` = interval x failure threshold, plan R-13).
+    """
+    health = plan.get("health") or {}
+    try:
+        window = float(health.get("window_s") or 0)
+        interval = float(health.get("interval_s") or 0)
+    except (TypeError, ValueError):
+        return SETTLE_CAP_S
+    return min(SETTLE_CAP_S, max(0.0, window + interval + 1.0))
+
+
+def _unsettled(view: SbcView, section: t.Mapping[str, t.Any]) -> list[dict[str, t.Any]]:
+    """Peers the probe reached that the SBC does not see active (yet); disabled is an operator's choice."""
+    if view.runtime is None:
+        return []
+    return [e for e in section["not_active"] if e["probe"] == "healthy" and e["sbc_state"] != "disabled"]
+
+
+def _read_settled(hook: t.Callable[[t.Mapping[str, t.Any]], SbcView], options: t.Mapping[str, t.Any],
+                  peers: list[PeerResult], dns_ok: t.Collection[str], settings: ProbeSettings, settle_s: float,
+                  clock: t.Callable[[], float], sleep: t.Callable[[float], None]
+                  ) -> tuple[SbcView, dict[str, t.Any]]:
+    """Read the SBC's view; while peers the probe reached are not active there, read it again.
+
+    Right after a push or restart the SBC has not pinged its peers yet and shows them trying or
+    inactive. Re-reads every SETTLE_INTERVAL_S until they are active, a re-read yields no runtime
+    states (the last reading that had them is kept), or ``settle_s`` has passed; at most
+    1 + ceil(settle_s / SETTLE_INTERVAL_S) readings.
+    """
+    view = hook(options)
+    section = compare_view(view, peers, dns_ok, settings)
+    pending = _unsettled(view, section)
+    readings = 1
+    waited = 0.0
+    lost = ""
+    if pending and settle_s > 0:
+        start = clock()
+        max_readings = 1 + int(math.ceil(settle_s / SETTLE_INTERVAL_S))
+        while pending and readings < max_readings:
+            left = settle_s - (clock() - start)
+            if left <= 0:
+                break
+            sleep(min(SETTLE_INTERVAL_S, left))
+            again = hook(options)
+            readings += 1
+            if again.runtime is None:
+                lost = "; ".join(again.errors) or "no runtime states"
+                break
+            view, section = again, compare_view(again, peers, dns_ok, settings)
+            pending = _unsettled(view, section)
+        waited = round(max(0.0, clock() - start), 2)
+    settled = view.runtime is not None and not pending
+    if view.runtime is None:
+        text = "no runtime states read"
+    elif readings == 1 and settled:
+        text = "settled at the first reading"
+    elif settled:
+        text = "settled after %.1f s (%d readings)" % (waited, readings)
+    elif lost:
+        text = "not settled, stopped after %.1f s: reading %d had no runtime states (%s)" % (waited, readings, lost)
+    elif waited > 0 or readings > 1:
+        text = "not settled after %.1f s (%d readings, limit %.1f s)" % (waited, readings, settle_s)
+    else:
+        text = "not settled, no wait (limit %.1f s)" % settle_s
+    section["settle"] = {"limit_s": settle_s, "waited_s": waited, "readings": readings, "settled": settled,
+                         "unsettled": [e["peer"] for e in pending], "text": text}
+    return view, section
+
+
 def _sbc_section(platform: str, options: t.Mapping[str, t.Any], peers: list[PeerResult],
-                 groups: list[dict[str, t.Any]], settings: ProbeSettings) -> dict[str, t.Any]:
+                 groups: list[dict[str, t.Any]], settings: ProbeSettings, settle_s: float = 0.0,
+                 clock: t.Callable[[], float] = time.monotonic, sleep: t.Callable[[float], None] = time.sleep
+                 ) -> dict[str, t.Any]:
     th = settings.thresholds
     hook = SBC_VIEWS.get(platform)
     if hook is None:
-        return {"platform": platform, "verdict": WARN, "reasons": ["no SBC view for platform %s yet" % platform],
-                "errors": [], "destinations": [], "missing": [], "extra": [], "stale": [], "state_mismatch": []}
-    view = hook(options)
+        section = _empty_section(platform, "", [])
+        section.update(verdict=WARN, reasons=["no SBC view for platform %s yet" % platform])
+        return section
     dns_ok = {g["srv_name"] for g in groups if g["dns"]["ok"]}
-    section = compare_view(view, peers, dns_ok, settings)
+    view, section = _read_settled(hook, options, peers, dns_ok, settings, settle_s, clock, sleep)
     reasons = []
     verdict = PASS
     if view.runtime is None and view.configured is None:
@@ -1003,9 +1125,59 @@ def _sbc_section(platform: str, options: t.Mapping[str, t.Any], peers: list[Peer
             e.get("peer") or e.get("uri") or e.get("why", "") for e in entries)))
     if drift:
         verdict = _worse(verdict, FAIL if th.fail_on_drift else WARN)
+    settle = section["settle"]
+    after = " after a %.1f s wait" % settle["waited_s"] if not settle["settled"] and settle["readings"] > 1 else ""
+    section["state_verdict"], state_reasons = _state_verdict(section, groups, after)
+    reasons.extend(state_reasons)
+    verdict = _worse(verdict, section["state_verdict"])
     if section["state_mismatch"]:
         reasons.append("state mismatch: %s" % ", ".join(
             "%s SBC %s, probe %s" % (e["peer"], e["sbc_state"], e["probe"]) for e in section["state_mismatch"]))
         verdict = _worse(verdict, FAIL if th.fail_on_state_mismatch else WARN)
     section["verdict"], section["reasons"] = verdict, reasons
     return section
+
+
+def _state_verdict(section: t.Mapping[str, t.Any], groups: t.Sequence[t.Mapping[str, t.Any]], after: str = ""
+                   ) -> tuple[str, list[str]]:
+    """What the SBC's own runtime states of the ACG peers mean for the site (MCP is never judged by state).
+
+    Any peer the SBC does not see active is a warning (it is not used, or only while its pings fail);
+    no peer of the local trunk group active, or no ACG peer active at all, fails: the SBC cannot send
+    calls to its local region, or to ACG at all.
+    """
+    counts = section["active_peers"]
+    if not counts:
+        return PASS, []
+    reasons = []
+    verdict = PASS
+
+    def breakdown(srv_names: t.Collection[str]) -> str:
+        states: dict[str, int] = {}
+        for entry in section["not_active"]:
+            if entry["srv_name"] in srv_names:
+                states[entry["sbc_state"]] = states.get(entry["sbc_state"], 0) + 1
+        listed = sum(states.values())
+        unlisted = sum(counts[name]["total"] - counts[name]["active"] for name in srv_names) - listed
+        if unlisted:
+            states["not in its list"] = unlisted
+        return ", ".join("%d %s" % (n, state) for state, n in sorted(states.items()))
+
+    total = sum(c["total"] for c in counts.values())
+    if not any(c["active"] for c in counts.values()):
+        reasons.append("the SBC sees none of the %d ACG peer(s) active (%s): it cannot send calls to ACG"
+                       % (total, breakdown(counts)))
+        verdict = FAIL
+    else:
+        for group in groups:
+            entry = counts.get(group["srv_name"])
+            if group["kind"] == "sip" and group.get("role") == "local" and entry and not entry["active"]:
+                what = (group["region"], entry["total"], breakdown([group["srv_name"]]))
+                reasons.append("the SBC sees no peer of the local trunk group %s active (0 of %d: %s): it cannot "
+                               "send calls to its local region" % what)
+                verdict = FAIL
+    if section["not_active"]:
+        reasons.append("not active in the SBC's view%s: %s" % (after, ", ".join(
+            "%s %s" % (e["peer"], e["sbc_state"]) for e in section["not_active"])))
+        verdict = _worse(verdict, WARN)
+    return verdict, reasons

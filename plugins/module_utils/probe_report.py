@@ -73,6 +73,13 @@ def to_junit(reports: t.Sequence[t.Mapping[str, t.Any]]) -> str:
                     verdict = "fail" if failing else "warn"
                 _case(suite, prefix + ".sbc_view", name, verdict, "%d %s" % (len(entries), name),
                       details=json.dumps(entries, sort_keys=True))
+            counts = sbc.get("active_peers") or {}
+            if counts:  # runtime states were read: the ACG peers the SBC sees active
+                _case(suite, prefix + ".sbc_view", "not_active", sbc.get("state_verdict") or "pass",
+                      "%d of %d ACG peer(s) active in the SBC's view" % (
+                          sum(c["active"] for c in counts.values()), sum(c["total"] for c in counts.values())),
+                      details=json.dumps({"not_active": sbc.get("not_active") or [], "active_peers": counts},
+                                         sort_keys=True))
             _finish(suite)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -117,9 +124,12 @@ def summary_lines(report: t.Mapping[str, t.Any]) -> list[str]:
         lines.append("  provisioning API %s: %s, %s" % (api["hostname"], api["verdict"].upper(), api["detail"]))
     sbc = report.get("sbc_view")
     if sbc:
-        lines.append("  SBC view (%s, %s): %s, %d destination(s), missing %d, extra %d, stale %d, state mismatch %d"
+        lines.append("  SBC view (%s, %s): %s, %d destination(s), missing %d, extra %d, stale %d, not active %d, "
+                     "state mismatch %d"
                      % (sbc["platform"], sbc.get("source") or "-", sbc["verdict"].upper(), len(sbc["destinations"]),
-                        len(sbc["missing"]), len(sbc["extra"]), len(sbc["stale"]), len(sbc["state_mismatch"])))
+                        len(sbc["missing"]), len(sbc["extra"]), len(sbc["stale"]), len(sbc.get("not_active") or []),
+                        len(sbc["state_mismatch"]))
+                     + (", %s" % sbc["settle"]["text"] if sbc.get("settle") else ""))
     for reason in report["reasons"]:
         lines.append("  ! " + reason)
     return lines

@@ -24,7 +24,13 @@ description:
     certificate only."
   - "The SBC's own view, per platform (Kamailio: the deployed C(dispatcher.list) and the C(dispatcher.list) RPC
     over jsonrpcs): drift against the SRV answers (missing, extra, stale) and peer states against what the probe
-    saw."
+    saw. Only C(active) counts as in service: an ACG peer the SBC shows C(trying), C(inactive), C(disabled) or
+    without a state is a warning naming the peer and its state, and no active peer in the local trunk group, or
+    none at all, fails the site (the SBC cannot send calls there). MCP targets are never judged by their state
+    (they are not pinged, R-19)."
+  - "Right after a push or restart the SBC's states are not settled yet: while ACG peers the probe reached are not
+    active in the SBC's view, the view is read again every 0.5 s, for at most O(sbc_settle_timeout) seconds. The
+    report says how long it waited (C(sbc_view.settle))."
   - "Every wait is bounded: all peers are probed concurrently, so the wall time is about the slowest healthy
     round trip plus one O(timeout), never the sum."
   - Runs on the SBC host by default (ACG only accepts signalling from the operator's declared ranges), needing only
@@ -92,6 +98,13 @@ options:
         from the plan's C(sbcs) list.
     type: str
     choices: [kamailio, none]
+  sbc_settle_timeout:
+    description:
+      - Seconds the SBC-view step may wait for peers the probe reached to become active in the SBC's own view
+        (re-read every 0.5 s). C(0) reads the view once.
+      - Default is the plan's health window (C(health.window_s)) plus one OPTIONS interval (C(health.interval_s))
+        plus 1 s, at most 15 s.
+    type: float
   sbc_options:
     description:
       - Where the platform keeps its state. Kamailio keys C(config_dir) (default C(/etc/kamailio)),
@@ -119,7 +132,10 @@ options:
         type: bool
         default: true
       fail_on_state_mismatch:
-        description: Fail when the SBC's peer states disagree with the probe (otherwise warn).
+        description:
+          - Fail when the SBC's peer states disagree with the probe (otherwise warn).
+          - Independent of this, a peer the SBC does not see active is always at least a warning, and no active
+            peer in the local trunk group (or none at all) always fails.
         type: bool
         default: false
       fail_on_out_of_range:
@@ -199,7 +215,7 @@ report:
   description:
     - The full report. Keys C(regions) and C(mcp) (one entry per SRV record with C(dns), C(peers), C(healthy),
       C(verdict), C(reasons)), C(provisioning_api), C(sbc_view) (C(destinations), C(missing), C(extra), C(stale),
-      C(state_mismatch)), C(timings_ms), C(verdict), C(reasons).
+      C(not_active), C(active_peers), C(state_mismatch), C(settle)), C(timings_ms), C(verdict), C(reasons).
   returned: always
   type: dict
 junit:
@@ -266,6 +282,7 @@ def main():
             "concurrency": {"type": "int", "default": 64},
             "check_provisioning_ttl": {"type": "bool", "default": True},
             "platform": {"type": "str", "choices": ["kamailio", "none"]},
+            "sbc_settle_timeout": {"type": "float"},
             "sbc_options": {"type": "dict", "default": {}},
             "thresholds": {"type": "dict", "default": {}, "options": THRESHOLD_SPEC},
             "report_json": {"type": "path"},
@@ -285,6 +302,8 @@ def main():
             module.fail_json(msg="%s must be positive, got %s" % (name, params[name]))
     if params["concurrency"] < 1:
         module.fail_json(msg="concurrency must be at least 1, got %d" % params["concurrency"])
+    if params["sbc_settle_timeout"] is not None and params["sbc_settle_timeout"] < 0:
+        module.fail_json(msg="sbc_settle_timeout must not be negative, got %s" % params["sbc_settle_timeout"])
     thresholds = probe.Thresholds(**(params["thresholds"] or {}))
     settings = probe.ProbeSettings(
         timeout_s=params["timeout"],
@@ -301,7 +320,7 @@ def main():
         module.fail_json(msg="cannot load the TLS material (client_cert/client_key/ca_bundle): %s" % exc)
 
     report = probe.run_probe(plan, settings, host=params["host"], sbc_platform=_platform(params, plan),
-                             sbc_options=params["sbc_options"])
+                             sbc_options=params["sbc_options"], sbc_settle_s=params["sbc_settle_timeout"])
     summary = summary_lines(report)
     result = {"changed": False, "verdict": report["verdict"], "summary": summary, "report": report}
     if not module.check_mode:

@@ -115,6 +115,14 @@ def method(msg: bytes) -> t.Optional[str]:
     return None if line.startswith("SIP/2.0") else line.split(" ", 1)[0]
 
 
+_CALL_ID_RE = re.compile(rb"^(?:Call-ID|i)[ \t]*:[ \t]*(\S+)", re.IGNORECASE | re.MULTILINE)
+
+
+def call_id(msg: bytes) -> t.Optional[bytes]:
+    m = _CALL_ID_RE.search(msg.split(b"\r\n\r\n", 1)[0])
+    return m.group(1) if m else None
+
+
 def _fix_content_length(msg: bytes) -> bytes:
     head, sep, body = msg.partition(b"\r\n\r\n")
     # Keep the line's own CR (the regex consumes it when the header is not the last one).
@@ -177,9 +185,17 @@ class _Relay:
         self.udp: t.Optional[asyncio.DatagramTransport] = None
         self.tcp_writer: t.Optional[asyncio.StreamWriter] = None
         self.via_map: dict[bytes, bytes] = {}  # branch -> original Via line of a backend request
+        self.pending: set[bytes] = set()  # top-Via branches of requests from the SBC not answered finally
 
     # towards Kamailio ---------------------------------------------------------------------------------------
     def to_tls(self, msg: bytes) -> None:
+        # The backend answers a call on the socket its first request came from; when the SBC has since
+        # opened a new connection for that call (in-dialog requests after the old one closed), the
+        # message belongs on the call's newest live connection.
+        newest = self.front._call_relays.get(call_id(msg) or b"")
+        if newest is not None and newest is not self and not newest.writer.is_closing():
+            newest.to_tls(msg)
+            return
         host, port = self.front.listen
         if status_code(msg) is None:  # request from the backend
             via = top_via(msg)
@@ -191,9 +207,13 @@ class _Relay:
         if not self.writer.is_closing():
             self.writer.write(msg)
             code = status_code(msg)
-            if self.front.close_after_response and code is not None and code >= 200:
-                # Forces a new handshake per transaction (handshake statistics, reconnect tests).
-                self.writer.close()
+            if code is not None and code >= 200:
+                via = top_via(msg)
+                self.pending.discard((branch_of(via) if via else None) or b"")
+                if self.front.close_after_response and not self.pending:
+                    # Forces a new handshake per transaction (handshake statistics, reconnect tests);
+                    # like a server closing an idle connection, never one with a transaction open.
+                    self.writer.close()
 
     # towards the backend ------------------------------------------------------------------------------------
     def to_backend(self, msg: bytes) -> None:
@@ -206,6 +226,10 @@ class _Relay:
                 msg = replace_top_via(msg, self.via_map.pop(br))
         else:
             m = method(msg) or "?"
+            self.front._call_relays[call_id(msg) or b""] = self
+            if m != "ACK":
+                via = top_via(msg)
+                self.pending.add((branch_of(via) if via else None) or b"")
             self.conn.requests.append(m)
             self.front._note_request(self.conn, m)
             answer = self.front._local_answer(msg)
@@ -290,7 +314,8 @@ class TlsFront:
     ACK ignored, BYE -> 200. ``answer_options=True`` answers OPTIONS itself even with a backend (keeps
     a peer "up" without a SIPp OPTIONS scenario). ``require_sni=True`` refuses handshakes without SNI,
     as ACG does (``Connection.error == "NO_SNI"``). ``close_after_response=True`` closes the
-    connection after each final response it relays, so every transaction needs a new handshake.
+    connection after each final response it relays once no other transaction is open on it, so
+    (nearly) every transaction needs a new handshake.
     """
 
     def __init__(self, listen: tuple[str, int], backend: t.Optional[tuple[str, int, str]], cert: t.Union[str, Path],
@@ -320,6 +345,7 @@ class TlsFront:
         self._thread: t.Optional[threading.Thread] = None
         self._server: t.Optional[asyncio.base_events.Server] = None
         self._relays: set[_Relay] = set()
+        self._call_relays: dict[bytes, _Relay] = {}  # Call-ID -> the connection of its newest request
         self._next_id = 1
         self._ready = threading.Event()
         self._start_error: t.Optional[BaseException] = None
@@ -464,8 +490,13 @@ class TlsFront:
             conn.relay_error = f"{type(exc).__name__}: {exc}"
         finally:
             conn.closed_at = time.time()
-            relay.close()
-            self._relays.discard(relay)
+            if "INVITE" in conn.requests:
+                # The backend keeps answering this connection's calls on its socket: keep the
+                # socket (to_tls moves them to the call's newest connection) until the front stops.
+                relay.writer.close()
+            else:
+                relay.close()
+                self._relays.discard(relay)
 
     def _local_answer(self, msg: bytes) -> t.Optional[bytes]:
         """The front's own reply when it answers (no backend, or OPTIONS with answer_options)."""

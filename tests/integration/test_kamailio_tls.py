@@ -219,9 +219,8 @@ def test_mutual_tls_call_carries_sni_and_the_sbc_certificate(peers: TlsLab) -> N
     hostname, the SBC's client certificate, and complete."""
     lab = peers
     lab.start_all_peers()
-    # Every peer, also the ones no call goes to, gets a connection with SNI from the SBC (route
-    # COMMSGW_TLS_WARM) within the warm-up interval (health window + 337 ms, 2.3 s here), although the
-    # dispatcher's own OPTIONS pings carry no SNI and are refused.
+    # Every peer, also the ones no call goes to, gets a connection with SNI from the SBC: the
+    # dispatcher's OPTIONS pings are relayed through the SBC itself (route COMMSGW_TLS_PING).
     for address in R1 + R2:
         front = lab.fronts[address]
         assert front.wait_for(lambda f: bool(f.handshakes(ok=True)), timeout=8), (address, _brief(front), time.time() % 1000)
@@ -238,11 +237,91 @@ def test_mutual_tls_call_carries_sni_and_the_sbc_certificate(peers: TlsLab) -> N
             assert conn.client_subject and conn.client_subject.get("commonName") == SBC_NAME, conn
             # The SBC's ACG-facing address, which is what ACG's own ACL sees.
             assert conn.peer[0] == TOPO.sbc_acg, conn
-    # Like ACG, the fronts refuse handshakes without SNI (dispatcher's pings open some): every
-    # connection a peer accepted carried its region's hostname.
+    # Like ACG, the fronts refuse handshakes without SNI: the SBC never tried one, and every
+    # connection carried its region's hostname.
+    _assert_every_handshake_carried_sni(lab)
+
+
+def _assert_every_handshake_carried_sni(lab: TlsLab) -> None:
     for address in R1 + R2:
-        accepted = lab.fronts[address].handshakes(ok=True)
-        assert all(c.sni == (R1_HOST if address in R1 else R2_HOST) for c in accepted), accepted
+        attempts = lab.fronts[address].snapshot()
+        assert all(c.sni == (R1_HOST if address in R1 else R2_HOST) for c in attempts), (address, _brief(
+            lab.fronts[address]))
+
+
+def test_pings_carry_sni_when_peers_close_every_connection(peers: TlsLab) -> None:
+    """Issue 15: peers that close the connection after every response (as ACG may close idle ones)
+    make every ping and every call open a new connection. Kamailio's own pings cannot carry SNI; the
+    SBC relays them through itself (obproxy -> route COMMSGW_TLS_PING) so they do: every handshake
+    carries SNI, every peer stays active through two health windows, calls complete."""
+    lab = peers
+    lab.close_after_response = True
+    try:
+        lab.start_all_peers()
+        lab.settle()
+        deadline = time.monotonic() + 2 * 2 + 0.5  # two health windows (1 s x 2)
+        while time.monotonic() < deadline:
+            states = {a: lab.state(a)[:1] for a in R1 + R2}
+            assert set(states.values()) == {"A"}, (states, lab.kamailio.log_tail(20) if lab.kamailio else "")
+            time.sleep(0.25)
+        result = lab.call("tls-reconnect", 6)
+        assert result.codes() == {200: 6}, result.codes()
+        for address in R1 + R2:
+            # A ping a second for 4.5 s, each on its own connection.
+            assert len(lab.fronts[address].handshakes(ok=True)) >= 4, (address, _brief(lab.fronts[address]))
+        _assert_every_handshake_carried_sni(lab)
+    finally:
+        lab.close_after_response = False
+
+
+def test_in_dialog_requests_keep_the_tls_name_of_their_dialog(peers: TlsLab) -> None:
+    """Issue 15 / R-23: a region migration renames a /28 (address.list tag, reloaded) while a call
+    is up. The call's BYE, on a new connection since the peer closes each one, still goes with the
+    name the dialog was set up with (SNI) and its 200 is accepted against that name, because the SBC
+    recorded the name in its Record-Route (parameter cgwtls)."""
+    lab = peers
+    assert lab.kamailio is not None
+    lab.close_after_response = True
+    address_list = lab.cfg_dir / "address.list"
+    original = address_list.read_text()
+    try:
+        lab.start_all_peers()
+        lab.settle()
+        caller = SippCaller("tls-dialog", lab.workdir / "sipp", TOPO.core_caller, "%s:5060" % TOPO.sbc_core,
+                            hold_ms=4000)
+        caller.start(1, rate=1, timeout_s=30)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not any(lab.invites(a) for a in R1[:2]):
+            time.sleep(0.1)
+        assert any(lab.invites(a) for a in R1[:2]), lab.kamailio.log_tail(20)
+        renamed = original.replace("tls=" + R1_HOST, "tls=pstn-region1-moved." + DOMAIN)
+        assert renamed != original
+        address_list.write_text(renamed)
+        _address_reload(lab)
+        result = caller.wait(40)
+        # SIPp counts a call successful only when its BYE got a 200.
+        assert (result.successful, result.failed) == (1, 0), (result.codes(), [_brief(lab.fronts[a]) for a in R1[:2]],
+                                                              lab.kamailio.log_tail(30))
+        byes = [c for a in R1[:2] for c in lab.fronts[a].snapshot() if "BYE" in c.requests]
+        assert byes and all(c.ok and c.sni == R1_HOST for c in byes), byes
+    finally:
+        address_list.write_text(original)
+        _address_reload(lab)
+        lab.close_after_response = False
+
+
+def _address_reload(lab: TlsLab, timeout_s: float = 10.0) -> None:
+    """permissions.addressReload, waiting out its minimum interval between reloads (5 s)."""
+    assert lab.kamailio is not None
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            lab.kamailio.rpc("permissions.addressReload")
+            return
+        except Exception as exc:  # KamailioError "ongoing reload"
+            if "ongoing reload" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def test_peer_certificate_from_another_ca_is_refused(peers: TlsLab) -> None:

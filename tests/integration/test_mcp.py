@@ -293,10 +293,16 @@ class TestRetryPolicy:
         behaviour[P1] = 503
         with Peers(tmp_path, behaviour) as peers:
             settle(retry_lab)
-            result = call(tmp_path, "plain", 4, route="")
+            results = []
+            # At least 4 calls, and on until P1 (SRV weight 60 of 100) was tried: a fixed 4 left it
+            # untried in 0.4^4 = 2.6 % of runs. Bounded: P2 first 10 times in a row is 0.4^10.
+            for attempt in range(10):
+                results.append(call(tmp_path, "plain-%d" % attempt, 1, route=""))
+                if attempt >= 3 and peers.invites()[P1] >= 1:
+                    break
             got = peers.invites()
-        assert result.codes() == {200: 4}, result.codes()
-        assert got[P2] == 4 and got[P1] >= 1, got
+        assert all(r.codes() == {200: 1} for r in results), [r.codes() for r in results]
+        assert got[P2] == len(results) and got[P1] >= 1, got
         assert got[MCP1] == got[MCP2] == got[TOPO.continue_hop] == 0, got
 
 

@@ -257,8 +257,10 @@ def test_check_mode_reports_the_migration_and_changes_nothing(lab: tuple[Lab, di
         assert "%s: region region2 SRV target gained: r2b-sip2.%s (%s.2:5060)" % (host, DOMAIN, R2_NEW) in out
     # The textual diff of the rendered files (address.list and dispatcher.list lines).
     # (printed as a YAML list, one diff line per item)
-    assert re.search(r"^\s*- '?-1 %s 28 0 region2'?$" % re.escape(R2_OLD + ".0"), out, re.MULTILINE), out[-6000:]
-    assert re.search(r"^\s*- '?\+1 %s 28 0 region2'?$" % re.escape(R2_NEW + ".0"), out, re.MULTILINE)
+    assert re.search(r"^\s*- '?-1 %s 28 0 region=region2;tls=%s'?$" % (re.escape(R2_OLD + ".0"), re.escape(HOST_R2_OLD)),
+                     out, re.MULTILINE), out[-6000:]
+    assert re.search(r"^\s*- '?\+1 %s 28 0 region=region2;tls=%s'?$" % (re.escape(R2_NEW + ".0"), re.escape(HOST_R2_NEW)),
+                     out, re.MULTILINE)
     assert re.search(r"^\s*- '?\+201 sip:%s:5060;transport=udp" % re.escape(R2_NEW + ".1"), out, re.MULTILINE)
     assert {h: box.snapshot(h) for h in SBCS} == before
     assert {h: box.pid(h) for h in SBCS} == pids

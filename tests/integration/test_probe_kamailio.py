@@ -113,6 +113,41 @@ def test_in_sync_then_drift_then_stale(lab: AcgLab, peers: dict[str, SippPeer]) 
         lab.dns.set_records(srv=TOPO.dns_records()[0], a=TOPO.dns_records()[1], ttl=60)
 
 
+def test_sbc_view_settles_after_a_restart(lab: AcgLab, peers: dict[str, SippPeer],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every reachable peer in "trying" when the SBC view is first read, as right after a restart:
+    the probe reads again until Kamailio's own OPTIONS have them active, and says how long that took."""
+    lab.reset_peers()
+    assert lab.wait_peer_state(R1[2], False, 8.0) is not None, "Kamailio never took the silent peer out"
+    rows = [(int(line.split()[0]), line.split()[1]) for line in lab.files["dispatcher.list"].splitlines()
+            if line.strip() and not line.startswith("#") and R1[2] not in line]
+    real = probe.SBC_VIEWS["kamailio"]
+    first_states: list[dict[str, t.Optional[str]]] = []
+
+    def unsettled_first(options: t.Mapping[str, t.Any]) -> probe.SbcView:
+        if not first_states:
+            for set_id, uri in rows:
+                lab.kamailio.rpc("dispatcher.set_state", ["tp", set_id, uri])
+        view = real(options)
+        if not first_states:
+            first_states.append({d.host: d.state for d in view.runtime or []})
+        return view
+
+    monkeypatch.setitem(probe.SBC_VIEWS, "kamailio", unsettled_first)
+    try:
+        report = run(lab)
+    finally:
+        lab.reset_peers()
+    print("\n".join(summary_lines(report)))
+    sbc = report["sbc_view"]
+    settle = sbc["settle"]
+    assert {first_states[0][address] for address in R1[:2] + R2} == {"trying"}
+    assert settle["settled"] and settle["readings"] > 1 and 0 < settle["waited_s"] <= settle["limit_s"], settle
+    assert settle["text"].startswith("settled after ")
+    assert [e["peer"].split()[1] for e in sbc["not_active"]] == ["%s:5060" % R1[2]]  # the silent one
+    assert sbc["state_mismatch"] == [] and report["verdict"] == "warn", report["reasons"]
+
+
 def test_state_mismatch_and_unreadable_sbc(lab: AcgLab, peers: dict[str, SippPeer]) -> None:
     lab.reset_peers()
     # Take a healthy peer out by hand without probing ("i" = inactive, no "p"): Kamailio keeps it out.

@@ -107,30 +107,64 @@ def test_tls_cfg_is_mutual_tls_1_2_plus_with_acg_ciphers() -> None:
         assert {"ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES128-GCM-SHA256"} <= set(suites)
 
 
-def test_sni_and_expected_host_follow_each_trunk_groups_ranges() -> None:
-    cfg = render_kamailio(_plan(), SETTINGS, "6.0.1")["kamailio.cfg"]
-    sni = _route(cfg, "COMMSGW_TLS_SNI")
-    expected = _route(cfg, "COMMSGW_TLS_EXPECTED")
-    for body, var in ((sni, r'\$xavp\(tls=>server_name\)'), (expected, r'\$var\(commsgw_tls_expected\)')):
-        branches = {host: set(re.findall(r'is_in_subnet\("[^"]+", "([^"]+)"\)', cond))
-                    for cond, host in re.findall(r'if \((.*?)\) \{\n\t\t%s = "([^"]+)";' % var, body)}
-        assert branches == {R1: {"198.51.100.0/28", "198.51.100.32/28"}, R2: {"203.0.113.16/28"}}, body
-    # SNI is set before every relay towards ACG, including in-dialog requests.
-    assert _route(cfg, "TO_ACG").index("route(COMMSGW_TLS_SNI)") < _route(cfg, "TO_ACG").index("t_relay()")
-
-
-def test_warm_up_covers_every_peer_with_its_regions_sni() -> None:
+def test_tls_names_are_reloadable_data_never_config() -> None:
+    """R-24 + R-23: the TLS name of each /28 is in its address.list tag and each peer's in its dispatcher
+    row; kamailio.cfg names no range and no hostname, so a region migration changes reloadable files only."""
     plan = _plan()
-    cfg = render_kamailio(plan, SETTINGS, "6.0.1")["kamailio.cfg"]
-    warm = _route(cfg, "COMMSGW_TLS_WARM")
-    sends = re.findall(r'\$uac_req\(ruri\) = "([^"]+)";.*?\$xavp\(tls=>server_name\) = "([^"]+)";\n\tuac_req_send\(\);',
-                       warm, re.S)
-    want = {("sip:%s:%d;transport=tls" % (a, p["port"]), g["tls"]["sni"])
-            for g in plan["trunk_groups"] for p in g["peers"] for a in p["addresses"]}
-    assert set(sends) == want and len(sends) == len(want)
-    # rtimer interval in microseconds, deliberately not a whole second (out of phase with the pings).
-    interval = re.search(r'name=commsgw_tls_warm;interval=(\d+)u;', cfg)
-    assert interval and int(interval.group(1)) % 1_000_000 != 0
+    files = render_kamailio(plan, SETTINGS, "6.0.1")
+    tags = dict(re.findall(r"^1 (\S+ \d+) 0 (\S+)$", files["address.list"], re.M))
+    assert tags == {"198.51.100.0 28": "region=region1;tls=" + R1, "198.51.100.32 28": "region=region1;tls=" + R1,
+                    "203.0.113.16 28": "region=region2;tls=" + R2}
+    rows = re.findall(r"^\d+ sip:([\d.]+):\d+;transport=tls \d+ \d+ (\S+)$", files["dispatcher.list"], re.M)
+    names = {address: dict(p.split("=", 1) for p in attrs.split(";"))["tls"] for address, attrs in rows}
+    assert names == {"198.51.100.1": R1, "198.51.100.33": R1, "203.0.113.17": R2}
+    for text in (files["kamailio.cfg"], files["tls.cfg"]):
+        assert R1 not in text and R2 not in text and "198.51.100." not in text and "203.0.113." not in text
+    # The names reach Kamailio through the ACL tag (permissions) and the dispatcher attributes.
+    cfg = files["kamailio.cfg"]
+    assert 'modparam("permissions", "peer_tag_avp", "$avp(commsgw_acl_tag)")' in cfg
+    assert "$(avp(commsgw_acl_tag){param.value,tls})" in _route(cfg, "COMMSGW_TLS_NAME_OF")
+    assert "$(xavp(_dsdst_=>attrs){param.value,tls})" in _route(cfg, "COMMSGW_TLS_SNI")
+    # SNI is set before every relay towards ACG, and each branch records its name for the dialog.
+    to_acg = _route(cfg, "TO_ACG")
+    assert to_acg.index("route(COMMSGW_TLS_SNI)") < to_acg.index('t_on_branch("COMMSGW_TLS_BRANCH")') \
+        < to_acg.index("t_relay()")
+    assert 'add_rr_param(";cgwtls=$var(commsgw_tls_name)")' in cfg
+
+
+def test_a_migrations_old_peers_keep_their_old_name() -> None:
+    """In a migration's widened plan the kept old peers and old ranges carry the old regional hostname."""
+    plan = _plan()
+    old_name = "pstn-region2-old." + DOMAIN
+    plan["trunk_groups"][1]["peers"].append({"target": "old." + DOMAIN, "port": 5061, "priority": 5, "weight": 1,
+                                             "addresses": ["203.0.113.49"], "hostname": old_name})
+    plan["trunk_groups"][1]["ip_ranges"].append("203.0.113.48/28")
+    plan["acl"]["ranges"].append({"network": "203.0.113.48/28", "region": "region2", "hostname": old_name})
+    files = render_kamailio(plan, SETTINGS, "6.0.1")
+    assert "1 203.0.113.48 28 0 region=region2;tls=%s" % old_name in files["address.list"]
+    assert re.search(r"sip:203\.0\.113\.49:5061;transport=tls \d+ \d+ \S*;tls=%s;" % re.escape(old_name),
+                     files["dispatcher.list"])
+    assert re.search(r"sip:203\.0\.113\.17:5063;transport=tls \d+ \d+ \S*;tls=%s;" % re.escape(R2),
+                     files["dispatcher.list"])
+
+
+def test_dispatcher_pings_are_relayed_through_the_sbc_with_sni() -> None:
+    """Kamailio's own pings cannot carry SNI: every pinged ACG row sends them to the SBC's UDP relay
+    socket on the ACG-facing address (obproxy), where route COMMSGW_TLS_PING relays them with SNI."""
+    files = render_kamailio(_plan(), SETTINGS, "6.0.1")
+    cfg = files["kamailio.cfg"]
+    assert "listen=udp:192.0.2.10:5061" in cfg
+    rows = re.findall(r"^\d+ sip:\S+ (\d+) \d+ (\S+)$", files["dispatcher.list"], re.M)
+    assert rows and all("obproxy=sip:192.0.2.10:5061" in attrs for flags, attrs in rows if int(flags) & 8)
+    ping = _route(cfg, "COMMSGW_TLS_PING")
+    assert ping.index("$xavp(tls=>server_name) = $var(commsgw_tls_name)") < ping.index("t_relay()")
+    assert "$si != $Ri" in ping  # only the SBC's own pings are relayed
+    request = re.search(r"^request_route \{\n(.*?)^\}", cfg, re.S | re.M)
+    assert request and 'if ($proto == "udp") {\n\t\t\troute(COMMSGW_TLS_PING);' in request.group(1)
+    assert "rtimer" not in cfg and "uac_req_send" not in cfg  # the old warm-up is gone
+    # Plain transports keep tm's own pings.
+    udp = render_kamailio(_plan("udp"), SETTINGS, "5.6.3")
+    assert "obproxy" not in udp["dispatcher.list"] and "COMMSGW_TLS_PING" not in udp["kamailio.cfg"]
 
 
 def test_host_name_check_can_be_switched_off_per_sbc() -> None:

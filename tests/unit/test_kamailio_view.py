@@ -88,7 +88,9 @@ def test_rweight_scaling(weights: list[int], expected: list[int]) -> None:
 def test_acl_rows_cover_every_range_of_both_regions() -> None:
     files = render_kamailio(_plan(), SETTINGS, "5.6.3")
     rows = [line.split() for line in files["address.list"].splitlines() if line and not line.startswith("#")]
-    assert rows == [["1", "198.51.100.0", "28", "0", "region1"], ["1", "203.0.113.16", "28", "0", "region2"]]
+    # The tag carries the region and its TLS name, read by kamailio.cfg over TLS.
+    assert rows == [["1", "198.51.100.0", "28", "0", "region=region1;tls=pstn-region1." + DOMAIN],
+                    ["1", "203.0.113.16", "28", "0", "region=region2;tls=pstn-region2." + DOMAIN]]
 
 
 def test_unresolved_or_foreign_targets_are_refused() -> None:

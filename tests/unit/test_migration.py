@@ -12,6 +12,7 @@ region, a lab deployment that becomes production, a changed certificate; plus th
 from __future__ import annotations
 
 import copy
+import re
 import typing as t
 
 import pytest
@@ -127,8 +128,8 @@ def test_region2_migrated_to_a_new_hostname_and_range() -> None:
     assert "sbc-ams-1: ACL admits %s" % R2_NEW in lines and "sbc-ams-1: ACL no longer admits %s" % R2 in lines
     diffs = migration.file_diffs(_files(old), _files(new), "/etc/kamailio")
     assert {"address.list", "dispatcher.list", "commsgw-srv.json"} <= set(diffs)
-    assert "-1 20.82.160.32 28 0 region2\n" in diffs["address.list"]
-    assert "+1 20.82.170.48 28 0 region2\n" in diffs["address.list"]
+    assert "-1 20.82.160.32 28 0 region=region2;tls=pstn-region2.%s\n" % DOMAIN in diffs["address.list"]
+    assert "+1 20.82.170.48 28 0 region=region2;tls=pstn-region2-new.%s\n" % DOMAIN in diffs["address.list"]
 
 
 def test_transition_keeps_old_and_new_peers_and_ranges() -> None:
@@ -167,6 +168,31 @@ def test_transition_over_udp_needs_no_restart() -> None:
     after = render_kamailio(new, settings, "5.6.3")
     assert before["kamailio.cfg"] == flight["kamailio.cfg"] == after["kamailio.cfg"]
     assert before["dispatcher.list"] != flight["dispatcher.list"] != after["dispatcher.list"]
+
+
+def test_tls_migration_changes_reloadable_files_only_and_old_peers_keep_their_name() -> None:
+    """R-23 over TLS (issue 15): the TLS names live in address.list and dispatcher.list, so widening and
+    narrowing leave kamailio.cfg and tls.cfg as they are (reloads, same process); during the flight the
+    old region-2 peers and range keep the old regional hostname, the new ones get the new one."""
+    old, new = _plan(_production()), _plan(_production("pstn-region2-new", [R2_NEW]))
+    before = _files(old)
+    current = migration.state_from_files(before)
+    flight_plan = migration.transition_plan(new, current)
+    flight, after = _files(flight_plan), _files(new)
+    for name in ("kamailio.cfg", "tls.cfg"):
+        assert before[name] == flight[name] == after[name], name
+    old_name, new_name = "pstn-region2." + DOMAIN, "pstn-region2-new." + DOMAIN
+    assert "1 20.82.160.32 28 0 region=region2;tls=%s" % old_name in flight["address.list"]
+    assert "1 20.82.170.48 28 0 region=region2;tls=%s" % new_name in flight["address.list"]
+    names = {line.split()[1]: dict(p.split("=", 1) for p in line.split()[4].split(";"))["tls"]
+             for line in flight["dispatcher.list"].splitlines() if line and not line.startswith("#")}
+    assert names["sip:20.82.160.33:5061;transport=tls"] == old_name
+    assert names["sip:20.82.170.49:5061;transport=tls"] == new_name
+    # Read back, the flight's ranges keep their names; files older than names in tags fall back to the
+    # region's hostname.
+    assert {e["network"]: e["hostname"] for e in migration.state_from_files(flight)["acl"]}[R2] == old_name
+    legacy = dict(before, **{"address.list": re.sub(r"region=(region\d);tls=\S+", r"\1", before["address.list"])})
+    assert migration.state_from_files(legacy)["acl"] == current["acl"]
 
 
 def test_site_re_paired_to_the_other_region() -> None:
