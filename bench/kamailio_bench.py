@@ -124,6 +124,13 @@ def _drop_limits(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
     return _sub(r"\n\t# R-27: ACG's size limits.*?\n\tif \(is_present_hf\(\"Contact\"\).*?\n\t\}\n", "\n", cfg)
 
 
+def _drop_dialog_name(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
+    """No TLS name kept in the dialog: no Record-Route parameter per branch, no Route parsing per
+    in-dialog request (which then finds the name by the next hop's range)."""
+    cfg = _sub(r"\n\tt_on_branch\(\"COMMSGW_TLS_BRANCH\"\);", "", cfg)
+    return _sub(r"\n\t\t# The dialog's TLS name, read before loose_route.*?\n\t\t\}\n", "\n", cfg)
+
+
 def _sub(pattern: str, replacement: str, text: str) -> str:
     """re.sub that insists on a match: a variant that no longer applies to the templates must say so."""
     result, count = re.subn(pattern, lambda m: replacement, text, flags=re.S)
@@ -138,6 +145,8 @@ VARIANTS: dict[str, tuple[str, t.Callable[[str, str], str]]] = {
     "no-reply-check": ("no R-24 host-name check of each TLS reply (onreply_route)", _drop_reply_check),
     "fixed-sni": ("SNI set directly instead of route(COMMSGW_TLS_SNI)", _fixed_sni),
     "no-limits": ("no R-25/R-27 checks in route[FROM_CORE]", _drop_limits),
+    "no-dialog-name": ("no TLS name in the Record-Route / read from the Route (main from 034bc84 on)",
+                       _drop_dialog_name),
     "no-tls-script": ("no-reply-check + fixed-sni", lambda cfg, sni: _fixed_sni(_drop_reply_check(cfg, sni), sni)),
 }
 TLS_PREFIX = "127.77"           # the TLS bench's /16: no test uses it
