@@ -131,6 +131,12 @@ def _drop_dialog_name(cfg: str, sni: str) -> str:  # pylint: disable=unused-argu
     return _sub(r"\n\t\t# The dialog's TLS name, read before loose_route.*?\n\t\t\}\n", "\n", cfg)
 
 
+def _reply_name_by_range(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
+    """The reply check without its t_check_trans() + $T_req($hdr(Route)) branch (the dialog's name
+    of a reply without Record-Route: then the name comes from the peer's range)."""
+    return _sub(r"\n\t\} else if \(\$tt != \$null && t_check_trans\(\).*?\n\t\}\n", "\n\t}\n", cfg)
+
+
 def _sub(pattern: str, replacement: str, text: str) -> str:
     """re.sub that insists on a match: a variant that no longer applies to the templates must say so."""
     result, count = re.subn(pattern, lambda m: replacement, text, flags=re.S)
@@ -147,6 +153,8 @@ VARIANTS: dict[str, tuple[str, t.Callable[[str, str], str]]] = {
     "no-limits": ("no R-25/R-27 checks in route[FROM_CORE]", _drop_limits),
     "no-dialog-name": ("no TLS name in the Record-Route / read from the Route (main from 034bc84 on)",
                        _drop_dialog_name),
+    "reply-name-by-range": ("reply check without t_check_trans() + $T_req($hdr(Route)) (main from 034bc84 on)",
+                            _reply_name_by_range),
     "no-tls-script": ("no-reply-check + fixed-sni", lambda cfg, sni: _fixed_sni(_drop_reply_check(cfg, sni), sni)),
 }
 TLS_PREFIX = "127.77"           # the TLS bench's /16: no test uses it
