@@ -679,8 +679,8 @@ def print_table(results: list[dict[str, ProxyFigures]], rates: t.Sequence[int], 
                                        if med[0] == med[1] == rates[-1] else ""))
     if cpu_rate:
         print("(d) Kamailio CPU per call at %d calls/s: ratio %.2f (median of the runs' ratios) -> %s; medians "
-              "generated %.3f ms, bare %.3f ms (ratio %.2f)" % (cpu_rate, cpu_ratio, "OK" if cpu_ratio <= 1.1 else
-                                                                 "MISSED", med[3], med[4], _ratio(med[3], med[4])))
+              "generated %.3f ms, bare %.3f ms (ratio %.2f)" % (
+                  cpu_rate, cpu_ratio, "OK" if cpu_ratio <= 1.1 else "MISSED", med[3], med[4], _ratio(med[3], med[4])))
     for name in names:
         parts = []
         if rates:
@@ -695,6 +695,24 @@ def print_table(results: list[dict[str, ProxyFigures]], rates: t.Sequence[int], 
                 statistics.median(_ratio(f[name].cpu_ms_per_call, f["generated"].cpu_ms_per_call) for f in results)))
         print("    variant %s (%s): %s (per run; ratios: medians of the runs' ratios)" % (
             name, VARIANTS[name][0], "; ".join(parts)))
+
+
+def describe(rig: Rig, args: argparse.Namespace, rates: t.Sequence[int], cpu_rate: int) -> str:
+    """The run's parameters, printed before its figures."""
+    kamailio = rig.kamailio_runtime
+    sipp = rig.sipp_runtime
+    return ("(c)/(d) generated config vs bare stateful proxy, %s towards the peers: Kamailio %s%s, workers udp %d "
+            "tcp %d, shared memory %d MB, CPU cap %s; peers SIPp %s; calls held %d ms; ladder %s calls/s, %.0f s "
+            "steps, %d retries; CPU at %d calls/s for %.0f s in %d turns; %d run(s)%s" % (
+                args.transport, rig.kamailio_version,
+                " (%s)" % kamailio.origin.split(" (", maxsplit=1)[0] if kamailio else "",
+                WORKERS["udp"], WORKERS["tcp"], rig.lab.shared_memory_mb,
+                "%.2f cores" % args.kamailio_cpu if args.kamailio_cpu else "none",
+                "%s (%s%s)" % (sipp.version, sipp.origin.split(" (", maxsplit=1)[0],
+                               ", wolfSSL fix preloaded" if sipp.preload else "") if sipp else "(host, udp)",
+                rig.hold_ms, ",".join(map(str, rates)) or "-", args.step_seconds, args.retries, cpu_rate,
+                args.cpu_seconds, args.cpu_turns, args.runs,
+                "; variants %s" % ", ".join(rig.variants) if rig.variants else ""))
 
 
 class CpuCap:
@@ -723,7 +741,7 @@ class CpuCap:
 
     def close(self) -> None:
         """Remove the cgroup once its processes are gone (bounded wait)."""
-        for _ in range(50):
+        for dummy in range(50):
             try:
                 self.path.rmdir()
                 return
@@ -827,17 +845,7 @@ def main() -> int:
                 rig.hold_ms = args.hold_ms
                 try:
                     rig.prepare()
-                    print("(c)/(d) generated config vs bare stateful proxy, %s towards the peers: Kamailio %s%s, "
-                          "workers udp %d tcp %d, shared memory %d MB, CPU cap %s; peers SIPp %s; calls held %d ms; ladder %s calls/s, %.0f s steps; CPU at %d calls/s "
-                          "for %.0f s in %d turns; %d run(s)" % (
-                              args.transport, rig.kamailio_version,
-                              " (%s)" % rig.kamailio_runtime.origin.split(" (")[0] if rig.kamailio_runtime else "",
-                              WORKERS["udp"], WORKERS["tcp"], rig.lab.shared_memory_mb,
-                              "%.2f cores" % args.kamailio_cpu if args.kamailio_cpu else "none",
-                              "%s (%s)" % (rig.sipp_runtime.version, rig.sipp_runtime.origin.split(" (")[0])
-                              if rig.sipp_runtime else "(host, udp)", rig.hold_ms,
-                              ",".join(map(str, rates)) or "-", args.step_seconds, cpu_rate, args.cpu_seconds,
-                              args.cpu_turns, args.runs))
+                    print(describe(rig, args, rates, cpu_rate))
                     results = []
                     for run in range(1, args.runs + 1):
                         print("  run %d" % run)
