@@ -18,6 +18,11 @@ Made of the harness's real pieces, nothing re-implemented here:
   listens: connections refused). ``set_region(name, up=False)`` takes a whole region off: by default
   silent (connections accepted, nothing answered: a region whose packets go nowhere), or ``down``
   (connections refused); ``up=True`` puts each peer back to its own behaviour.
+  ``set_close_after_response(True)`` makes every front close its connection after each final
+  response (ACG closing idle or used connections: every transaction needs a new handshake).
+* Region migration (R-23): ``migrate_region(name, hostname, ip_range)`` moves a region to a new
+  regional hostname and /28: new peers there with certificates for the new name only, the new SRV
+  and A records; the old peers keep running with their old name and records.
 * PKI (``harness.pki``): an "ACG" test root signs each peer's certificate for its regional hostname
   (the SBC's ``ca_bundle``); an "operator" test root signs the SBC client certificate (ECDSA P-256)
   the peers require. ``<state dir>/pki/{ca-bundle.pem,sbc.chain.pem,sbc.key}`` are what an
@@ -223,7 +228,9 @@ class AcgSim:
         self.peers: list[SimPeer] = []
         self.mcp_fronts: list[TlsFront] = []
         self.operator_ca: t.Optional[TestCA] = None
+        self.acg_ca: t.Optional[TestCA] = None
         self.peer_certs: dict[str, t.Any] = {}
+        self.close_after_response = False
         self.started_at = time.time()
         self._plan_peers()
 
@@ -284,13 +291,14 @@ class AcgSim:
                     and all(Path(f).exists() for f in manifest["files"])):
                 self.operator_ca = TestCA.__new__(TestCA)  # paths only: nothing is issued any more
                 self.operator_ca.cert = Path(manifest["operator_ca"])
+                self.acg_ca = TestCA.existing(self.pki_dir / "acg-ca", name="commsgw lab ACG Root")
                 self.peer_certs = {n: _Cert(Path(c), Path(k)) for n, (c, k) in manifest["peers"].items()}
                 _key_for_kamailio(self.pki_dir / "sbc.key")
                 return
         if self.pki_dir.exists():
             shutil.rmtree(self.pki_dir)
         # A year, so that the probe's certificate expiry warning (30 days) stays quiet in the lab.
-        acg_ca = TestCA(self.pki_dir / "acg-ca", name="commsgw lab ACG Root", days=CERT_DAYS)
+        acg_ca = self.acg_ca = TestCA(self.pki_dir / "acg-ca", name="commsgw lab ACG Root", days=CERT_DAYS)
         self.operator_ca = TestCA(self.pki_dir / "operator-ca", name="commsgw lab Operator Root", days=CERT_DAYS)
         names = sorted({p.hostname for p in self.peers} | set(self._mcp_hostnames()))
         self.peer_certs = {name: acg_ca.issue_server("acg-" + name.split(".")[0], dns=[name], days=CERT_DAYS)
@@ -393,7 +401,8 @@ class AcgSim:
             cert = self.peer_certs[peer.hostname]
             peer.front = TlsFront(listen=(_local(peer.address), PEER_PORT),
                                   backend=(peer.address, BACKEND_PORT, "udp"), cert=cert.chain, key=cert.key,
-                                  client_ca=self.operator_ca.cert, require_sni=True).start()
+                                  client_ca=self.operator_ca.cert, require_sni=True,
+                                  close_after_response=self.close_after_response).start()
         if behaviour == "silent":
             return  # the front accepts TLS and relays into a port where nothing listens
         code = 200 if behaviour in ("200", "no-options") else int(behaviour)
@@ -422,6 +431,54 @@ class AcgSim:
             peer.region_outage = "" if up else mode
             self._apply(peer)
         return peers
+
+    def set_close_after_response(self, on: bool) -> None:
+        """Every front (running and future) closes its connection after each final response it relays
+        (``on``), or keeps connections open (the default)."""
+        self.close_after_response = on
+        for front in [p.front for p in self.peers if p.front is not None] + self.mcp_fronts:
+            front.close_after_response = on
+
+    def migrate_region(self, region: str, hostname: str, ip_range: str, behaviour: str = "200") -> list[SimPeer]:
+        """Microsoft moved ``region`` (R-23): from now on it is ``hostname`` with the /28 ``ip_range``.
+
+        As many new peers as the region had under its current name (same SRV priorities and weights)
+        on the first addresses of ``ip_range``, each with a certificate for the new hostname only,
+        and the new ``_sip._tls`` SRV and A records. The old peers keep running under their old
+        name and records (calls set up on them end there). ``behaviour`` is the new peers' (``down``:
+        the records exist but nothing listens). Returns the new peers.
+        """
+        if behaviour not in BEHAVIOURS:
+            raise SimError("unknown behaviour %r; one of %s" % (behaviour, ", ".join(BEHAVIOURS)))
+        regions = self._regions()
+        current = [r for r in regions if r["name"] == region]
+        if not current:
+            raise SimError("no service region %r (regions: %s)" % (region, ", ".join(r["name"] for r in regions)))
+        hostname = hostname.rstrip(".").lower()
+        old_name = current[0]["hostname"].rstrip(".").lower()
+        old_peers = [p for p in self.peers if p.region == region and p.hostname == old_name]
+        hosts = list(ipaddress.IPv4Network(ip_range).hosts())
+        if not old_peers or len(old_peers) > len(hosts) - 1:
+            raise SimError("region %s has %d peers under %s: cannot move them to %s" % (
+                region, len(old_peers), old_name, ip_range))
+        if hostname not in self.peer_certs:
+            assert self.acg_ca is not None
+            self.peer_certs[hostname] = self.acg_ca.issue_server("acg-" + hostname.split(".")[0], dns=[hostname],
+                                                                 days=CERT_DAYS)
+        first_index = max(p.index for p in self.peers if p.region == region) + 1
+        added = [SimPeer(region=region, index=first_index + n, address=str(hosts[n]),
+                         target="sip%d.%s" % (first_index + n, hostname), hostname=hostname,
+                         priority=old.priority, weight=old.weight, behaviour=behaviour)
+                 for n, old in enumerate(old_peers)]
+        self.deployment["service_regions"] = [dict(r, hostname=hostname, ip_ranges=[ip_range])
+                                              if r["name"] == region else r for r in regions]
+        for peer in added:
+            self.peers.append(peer)
+            self._apply(peer)
+        if self.dns is not None:
+            srv, a = self.dns_records()
+            self.dns.set_records(srv=srv, a=a, ttl=DNS_TTL_S)
+        return added
 
     # -- reporting ---------------------------------------------------------------------------------
     def status(self) -> dict[str, t.Any]:

@@ -76,6 +76,19 @@ class TestCA:
                  "-subj", "/O=commsgw tests/CN=" + name, "-config", str(ext), "-extensions", "v3_ca",
                  "-sha256")
 
+    @classmethod
+    def existing(cls, directory: t.Union[str, Path], name: str = "commsgw Test Root CA") -> "TestCA":
+        """The CA a ``TestCA`` made earlier in ``directory`` (its ca.key and ca.crt), to issue more from it."""
+        ca = cls.__new__(cls)
+        ca.dir = Path(directory)
+        ca.name = name
+        ca.key = ca.dir / "ca.key"
+        ca.cert = ca.dir / "ca.crt"
+        ca._serial = 1000  # apart from the serials the first instance used
+        if not (ca.key.is_file() and ca.cert.is_file()):
+            raise FileNotFoundError(f"no CA key and certificate in {ca.dir}")
+        return ca
+
     def _issue(self, name: str, cn: str, dns: t.Sequence[str], usage: str, key_type: KeyType,
                expired: bool, days: int) -> Issued:
         key = self.dir / f"{name}.key"

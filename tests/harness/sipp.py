@@ -228,6 +228,8 @@ class CallResult:
     returncode: int
     # Call-ID -> (time the INVITE was sent, final code received or None)
     calls: dict[str, tuple[float, t.Optional[int]]]
+    # Call-ID -> (time the BYE was first sent, final code received or None), for calls that sent one
+    byes: dict[str, tuple[float, t.Optional[int]]] = dataclasses.field(default_factory=dict)
 
     def codes(self) -> dict[t.Optional[int], int]:
         counts: dict[t.Optional[int], int] = {}
@@ -279,6 +281,12 @@ class SippCaller(_Sipp):
         timeout_s = kwargs.pop("timeout_s", 60)
         return self.start(count, rate, timeout_s=timeout_s, **kwargs).wait(timeout_s + 30)
 
+    def finish(self) -> None:
+        """Place no new calls; the calls in progress run to their end, then SIPp exits (its soft quit,
+        SIGUSR1). ``wait`` collects the result."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGUSR1)
+
     def result(self, returncode: int) -> CallResult:
         successful = failed = 0
         if self.stat_file.exists():
@@ -288,19 +296,20 @@ class SippCaller(_Sipp):
                 values = dict(zip(header, last))
                 successful = int(values.get("SuccessfulCall(C)", 0) or 0)
                 failed = int(values.get("FailedCall(C)", 0) or 0)
-        calls: dict[str, tuple[float, t.Optional[int]]] = {}
+        outcomes: dict[str, dict[str, tuple[float, t.Optional[int]]]] = {"INVITE": {}, "BYE": {}}
         for message in self.messages():
             call_id = message.call_id
             if call_id is None:
                 continue
-            if message.direction == "sent" and message.first_line.startswith("INVITE "):
-                calls.setdefault(call_id, (message.time, None))
-            elif (message.direction == "received" and message.first_line.startswith("SIP/2.0 ")
-                  and message.cseq_method == "INVITE"):
-                code = int(message.first_line.split()[1])
-                if code >= 200 and call_id in calls and calls[call_id][1] is None:
-                    calls[call_id] = (calls[call_id][0], code)
-        return CallResult(successful, failed, returncode, calls)
+            for method, seen in outcomes.items():
+                if message.direction == "sent" and message.first_line.startswith(method + " "):
+                    seen.setdefault(call_id, (message.time, None))
+                elif (message.direction == "received" and message.first_line.startswith("SIP/2.0 ")
+                      and message.cseq_method == method):
+                    code = int(message.first_line.split()[1])
+                    if code >= 200 and call_id in seen and seen[call_id][1] is None:
+                        seen[call_id] = (seen[call_id][0], code)
+        return CallResult(successful, failed, returncode, outcomes["INVITE"], outcomes["BYE"])
 
 
 class PeerGroup:

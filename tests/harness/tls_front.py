@@ -15,10 +15,12 @@ SIP specifics the relay handles so that the backend SIPp can stay a plain UDP/TC
 - ``Contact`` in backend messages is rewritten to the front's TLS address (``;transport=tls``) so that
   in-dialog requests (ACK/BYE) come back over TLS through the front, not straight to the UDP port;
 - requests *from* the backend (e.g. a BYE from the UAS) get their top ``Via`` replaced by the
-  front's TLS address; the original is restored on the response before it goes to the backend.
+  front's TLS address; the original is restored on the response before it goes to the backend;
+- a response whose request's connection is gone (the request arrived as the front closed it) goes
+  over a new TLS connection to the request's Via sent-by, as RFC 3261 18.2.2 asks of a server.
 
 Everything runs on one asyncio loop in a daemon thread; ``stop()`` closes every socket. Bounded:
-handshake timeout, connection count limit, message size limit.
+handshake timeout, limit on connections open at once, message size limit.
 
 Example::
 
@@ -123,6 +125,16 @@ def call_id(msg: bytes) -> t.Optional[bytes]:
     return m.group(1) if m else None
 
 
+_VIA_SENT_BY_RE = re.compile(rb"SIP/2\.0/TLS[ \t]+([^;:, \t]+)(?::(\d+))?", re.IGNORECASE)
+_VIA_RECEIVED_RE = re.compile(rb";received=([^;, \t]+)", re.IGNORECASE)
+_CSEQ_RE = re.compile(rb"^CSeq[ \t]*:[ \t]*\d+[ \t]+(\S+)", re.IGNORECASE | re.MULTILINE)
+
+
+def cseq_method(msg: bytes) -> t.Optional[str]:
+    m = _CSEQ_RE.search(msg.split(b"\r\n\r\n", 1)[0])
+    return m.group(1).decode("ascii", "replace").upper() if m else None
+
+
 def _fix_content_length(msg: bytes) -> bytes:
     head, sep, body = msg.partition(b"\r\n\r\n")
     # Keep the line's own CR (the regex consumes it when the header is not the last one).
@@ -185,7 +197,9 @@ class _Relay:
         self.udp: t.Optional[asyncio.DatagramTransport] = None
         self.tcp_writer: t.Optional[asyncio.StreamWriter] = None
         self.via_map: dict[bytes, bytes] = {}  # branch -> original Via line of a backend request
-        self.pending: set[bytes] = set()  # top-Via branches of requests from the SBC not answered finally
+        # Transactions open on this connection: top-Via branches of requests from the SBC not answered
+        # finally, and b"ACK <Call-ID>" for an INVITE answered 2xx whose ACK has not come yet.
+        self.pending: set[bytes] = set()
 
     # towards Kamailio ---------------------------------------------------------------------------------------
     def to_tls(self, msg: bytes) -> None:
@@ -210,10 +224,17 @@ class _Relay:
             if code is not None and code >= 200:
                 via = top_via(msg)
                 self.pending.discard((branch_of(via) if via else None) or b"")
+                if code < 300 and cseq_method(msg) == "INVITE":
+                    # RFC 6026: after its 2xx the INVITE server transaction stays (Accepted) until the ACK.
+                    self.pending.add(b"ACK " + (call_id(msg) or b""))
                 if self.front.close_after_response and not self.pending:
                     # Forces a new handshake per transaction (handshake statistics, reconnect tests);
                     # like a server closing an idle connection, never one with a transaction open.
                     self.writer.close()
+        elif status_code(msg) is not None:
+            # RFC 3261 18.2.2: the connection the request came on is gone (it arrived as the front
+            # closed it): the response goes over a new connection to the request's Via sent-by.
+            self.front.respond_over_new_connection(msg)
 
     # towards the backend ------------------------------------------------------------------------------------
     def to_backend(self, msg: bytes) -> None:
@@ -224,23 +245,40 @@ class _Relay:
             br = branch_of(via) if via else None
             if br and br in self.via_map:
                 msg = replace_top_via(msg, self.via_map.pop(br))
-        else:
+        idle: list[_Relay] = []
+        if code is None:
             m = method(msg) or "?"
             self.front._call_relays[call_id(msg) or b""] = self
             if m != "ACK":
                 via = top_via(msg)
                 self.pending.add((branch_of(via) if via else None) or b"")
+            else:
+                # The ACK ends its INVITE's transaction on whichever connection answered the INVITE.
+                key = b"ACK " + (call_id(msg) or b"")
+                for relay in list(self.front._relays):
+                    if key in relay.pending:
+                        relay.pending.discard(key)
+                        if not relay.pending:
+                            idle.append(relay)
             self.conn.requests.append(m)
             self.front._note_request(self.conn, m)
             answer = self.front._local_answer(msg)
             if answer is not None:
                 if answer:
                     self.to_tls(answer)
+                self._close_idle(idle)
                 return
         if self.udp is not None:
             self.udp.sendto(msg)
         elif self.tcp_writer is not None:
             self.tcp_writer.write(msg)
+        self._close_idle(idle)
+
+    def _close_idle(self, relays: list["_Relay"]) -> None:
+        """With close_after_response: close the connections an ACK left without an open transaction."""
+        if self.front.close_after_response:
+            for relay in relays:
+                relay.writer.close()
 
     async def open_backend(self) -> None:
         if self.front.backend is None:
@@ -314,8 +352,9 @@ class TlsFront:
     ACK ignored, BYE -> 200. ``answer_options=True`` answers OPTIONS itself even with a backend (keeps
     a peer "up" without a SIPp OPTIONS scenario). ``require_sni=True`` refuses handshakes without SNI,
     as ACG does (``Connection.error == "NO_SNI"``). ``close_after_response=True`` closes the
-    connection after each final response it relays once no other transaction is open on it, so
-    (nearly) every transaction needs a new handshake.
+    connection after each final response it relays once no other transaction is open on it (an
+    INVITE answered 2xx is open until its ACK, RFC 6026), so (nearly) every transaction needs a new
+    handshake.
     """
 
     def __init__(self, listen: tuple[str, int], backend: t.Optional[tuple[str, int, str]], cert: t.Union[str, Path],
@@ -339,6 +378,9 @@ class TlsFront:
         self.require_sni = require_sni
         self.close_after_response = close_after_response
         self.connections: list[Connection] = []
+        # Responses sent over a connection the front opened (RFC 3261 18.2.2): (time, target, outcome).
+        self.responses_back: list[tuple[float, str, str]] = []
+        self._tasks: set[asyncio.Future[None]] = set()
         self.request_log: list[tuple[float, int, str]] = []  # (time, connection id, method)
         self._lock = threading.Lock()
         self._loop: t.Optional[asyncio.AbstractEventLoop] = None
@@ -394,6 +436,13 @@ class TlsFront:
     def requests(self, name: t.Optional[str] = None) -> list[str]:
         with self._lock:
             return [entry[2] for entry in self.request_log if name is None or entry[2] == name]
+
+    def request_times(self, name: str, client: t.Optional[str] = None) -> list[float]:
+        """When each ``name`` request arrived over TLS; only those from address ``client`` if given."""
+        with self._lock:
+            clients = {c.id: c.peer[0] for c in self.connections}
+            return [when for when, conn, m in self.request_log
+                    if m == name and (client is None or clients.get(conn) == client)]
 
     def wait_for(self, predicate: t.Callable[["TlsFront"], bool], timeout: float = 10.0) -> bool:
         deadline = time.monotonic() + timeout
@@ -451,7 +500,51 @@ class TlsFront:
             self._server.close()
         for relay in list(self._relays):
             relay.close()
+        for task in list(self._tasks):
+            task.cancel()
         await asyncio.sleep(0.05)
+
+    def respond_over_new_connection(self, msg: bytes) -> None:
+        """Send a response over a new TLS connection to its top Via's sent-by (``received`` address
+        first), presenting the front's certificate; called on the front's loop."""
+        via = top_via(msg) or b""
+        sent_by = _VIA_SENT_BY_RE.search(via)
+        if sent_by is None:
+            return
+        received = _VIA_RECEIVED_RE.search(via)
+        host = (received.group(1) if received else sent_by.group(1)).decode()
+        port = int(sent_by.group(2) or 5061)
+        task = asyncio.ensure_future(self._respond_back(msg, host, port))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _respond_back(self, msg: bytes, host: str, port: int) -> None:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(self.cert, self.key)
+        ctx.check_hostname = False
+        if self.client_ca:
+            ctx.load_verify_locations(cafile=self.client_ca)  # the CA the SBC's certificate chains to
+        else:
+            ctx.verify_mode = ssl.CERT_NONE
+        target = "%s:%d" % (host, port)
+        try:
+            _reader, writer = await asyncio.wait_for(asyncio.open_connection(
+                host, port, ssl=ctx, local_addr=(self.listen[0], 0)), HANDSHAKE_TIMEOUT_S)
+        except (OSError, ssl.SSLError, asyncio.TimeoutError) as exc:
+            with self._lock:
+                self.responses_back.append((time.time(), target, "%s: %s" % (type(exc).__name__, exc)))
+            return
+        writer.write(msg)
+        with self._lock:
+            self.responses_back.append((time.time(), target, "sent"))
+        try:
+            await writer.drain()
+            await asyncio.sleep(1.0)  # let the SBC read it before the close
+        except (OSError, ssl.SSLError):
+            pass
+        finally:
+            writer.close()
 
     def _note_request(self, conn: Connection, m: str) -> None:
         with self._lock:
@@ -460,7 +553,8 @@ class TlsFront:
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername") or ("?", 0)
         with self._lock:
-            if len(self.connections) >= MAX_CONNECTIONS:
+            # A bound on connections open at once; the log itself keeps every connection.
+            if sum(1 for c in self.connections if c.closed_at is None) >= MAX_CONNECTIONS:
                 writer.close()
                 return
             conn = Connection(id=self._next_id, peer=(peer[0], peer[1]), opened_at=time.time())
@@ -530,6 +624,15 @@ def build_response(request: bytes, code: int, to_tag: t.Optional[str] = None,
         lines.append(f"Contact: <sip:peer@{contact[0]}:{contact[1]};transport=tls>".encode())
     lines.append(b"Content-Length: 0")
     return b"\r\n".join(lines) + b"\r\n\r\n"
+
+
+def sip_options(source: str, request_uri: str, tag: str = "tls") -> bytes:
+    """An out-of-dialog SIP OPTIONS sent over TLS from ``source`` (Via port 5061) to ``request_uri``."""
+    stamp = time.time_ns()
+    return ("OPTIONS %s SIP/2.0\r\nVia: SIP/2.0/TLS %s:5061;branch=z9hG4bK-%s-%d\r\n"
+            "From: <sip:acg@%s>;tag=%s\r\nTo: <%s>\r\nCall-ID: %s-%d@%s\r\nCSeq: 1 OPTIONS\r\n"
+            "Max-Forwards: 70\r\nContent-Length: 0\r\n\r\n" % (
+                request_uri, source, tag, stamp, source, tag, request_uri, tag, stamp, source)).encode()
 
 
 # ---------------------------------------------------------------------------------------------------------------

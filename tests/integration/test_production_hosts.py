@@ -70,12 +70,12 @@ DEPLOYMENT: dict[str, t.Any] = {
 }
 
 
-def _sbc(guest: Guest, tls: bool = True) -> dict[str, t.Any]:
+def _sbc(guest: Guest, tls: bool = True, core_next_hop: str = CORE_NEXT_HOP) -> dict[str, t.Any]:
     """commsgw_sbc as the README documents it: only addresses, next hop and the default TLS paths."""
     settings: dict[str, t.Any] = {
         "acg_listen": {"address": guest.address, "port": 5061 if tls else 5060},
         "core_listen": {"address": guest.address, "port": 5070, "transport": "udp"},
-        "core_next_hop": CORE_NEXT_HOP,
+        "core_next_hop": core_next_hop,
     }
     if tls:
         settings["tls"] = {"certificate": TLS_DIR + "/sbc.chain.pem", "private_key": TLS_DIR + "/sbc.key",
@@ -116,17 +116,12 @@ def _recap(output: str, host: str) -> dict[str, int]:
     return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(1))}
 
 
-class Rig:
-    """The booted hosts, the simulated ACG and the inventories."""
+class Hosts:
+    """Booted SBC hosts and the simulated ACG: a root shell on each host, Kamailio's PID, calls from
+    the core (SIPp on ``core``, an address of the lab's bridge)."""
 
-    def __init__(self, lab: SbcHostLab, sim: AcgSim, old_dns: DnsServer, old_peers: list[SippPeer],
-                 tmp: Path) -> None:
-        self.lab, self.sim, self.old_dns, self.old_peers, self.tmp = lab, sim, old_dns, old_peers, tmp
-        common = {"commsgw_dns_nameservers": [ACG_DNS], "commsgw_onboard_probe": True,
-                  # The test CA of the simulator signs the SBC's certificate; ACG's roots are another CA.
-                  "kamailio_tls_chain_ca": TLS_DIR + "/operator-root.pem"}
-        self.inventory = _write_inventory(tmp / "production" / "hosts.json", lab, DEPLOYMENT,
-                                          {"amsterdam": [(AMS, _sbc(AMS))], "dublin": [(DUB, _sbc(DUB))]}, common)
+    def __init__(self, lab: SbcHostLab, sim: AcgSim, tmp: Path, core: str = CORE) -> None:
+        self.lab, self.sim, self.tmp, self.core = lab, sim, tmp, core
 
     def root(self, guest: Guest, command: str, timeout: float = 60) -> str:
         proc = self.lab.ssh(guest.name, command, become=True, timeout=timeout)
@@ -147,7 +142,7 @@ class Rig:
     def calls(self, guest: Guest, count: int, name: str) -> tuple[int, int, dict[str, int]]:
         """``count`` calls from the core through ``guest``; (successful, failed, INVITEs per region)."""
         before = self._invites()
-        caller = SippCaller("%s-%d" % (name, int(time.time() * 1000)), self.tmp / "sipp", CORE,
+        caller = SippCaller("%s-%d" % (name, int(time.time() * 1000)), self.tmp / "sipp", self.core,
                             "%s:5070" % guest.address, hold_ms=100)
         result = caller.run(count, rate=10.0, timeout_s=60)
         after = self._invites()
@@ -160,7 +155,21 @@ class Rig:
         return totals
 
 
-def _install_tls_files(rig: Rig, guest: Guest) -> None:
+class Rig(Hosts):
+    """The booted hosts, the simulated ACG and the inventories."""
+
+    def __init__(self, lab: SbcHostLab, sim: AcgSim, old_dns: DnsServer, old_peers: list[SippPeer],
+                 tmp: Path) -> None:
+        super().__init__(lab, sim, tmp)
+        self.old_dns, self.old_peers = old_dns, old_peers
+        common = {"commsgw_dns_nameservers": [ACG_DNS], "commsgw_onboard_probe": True,
+                  # The test CA of the simulator signs the SBC's certificate; ACG's roots are another CA.
+                  "kamailio_tls_chain_ca": TLS_DIR + "/operator-root.pem"}
+        self.inventory = _write_inventory(tmp / "production" / "hosts.json", lab, DEPLOYMENT,
+                                          {"amsterdam": [(AMS, _sbc(AMS))], "dublin": [(DUB, _sbc(DUB))]}, common)
+
+
+def _install_tls_files(rig: Hosts, guest: Guest) -> None:
     """What an operator does before onboarding: the SBC's chain, key and trusted roots in /etc/kamailio/tls."""
     pki = rig.sim.pki_dir
     assert rig.sim.operator_ca is not None
