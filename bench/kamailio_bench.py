@@ -11,14 +11,38 @@
 (c) sustained calls/s (highest offered rate with no failed call, climbing a ladder) through the
     generated config as a ratio to a bare stateful Kamailio proxy measured in the same run
                                                        target: >= 0.9
+(d) Kamailio CPU per call (utime + stime of every Kamailio process, /proc/<pid>/stat) at one
+    offered rate both sustain, generated config / bare proxy
+                                                       target: <= 1.1
 
-Same real software as the conformance suite (Knot DNS, Kamailio, SIPp) on loopback; every loop is
-bounded. Run as root:  PYTHONPATH=.collections:tests .venv/bin/python bench/kamailio_bench.py
+--transport udp (default): the host's Kamailio, UDP on both sides, (a) to (d).
+--transport tls: Kamailio 6.0 (harness.rootfs: the host's on Debian 13, a cached Debian 13 rootfs on
+Debian 12), UDP from the core, mutual TLS towards the peers (the production transport), (c) and (d).
+The generated config is rendered with acg_transport tls and the TLS tests' PKI; the bare proxy is
+tm + t_relay to one peer over TLS with SNI ($xavp(tls=>server_name)), with the same tls.cfg
+(certificates, CA, ciphers) and tls_threads_mode. The peers are SIPp speaking TLS itself
+(harness.rootfs.sipp_tls_runtime), requiring the SBC's client certificate; SIPp does not check SNI.
+Addresses: 127.77.0.0/16, used by nothing else. Each proxy's TLS connection to the peer is shown
+from its tls.list (SNI, cipher); the peer listens on TCP only, so a completed call went over TLS.
+
+(c) and (d) are measured --runs times, each run printed, then the median. In a run both Kamailios
+run at once (the bare one on addresses of its own), with the same peers, and take turns: at each
+rate of the ladder, and in --cpu-turns slices of (d), who goes first alternating, so that a change
+of the machine's load (other test runs share it) hits both alike. A ladder rate that fails is tried
+--retries more times, for both alike. Each ladder step shows the CPU cores used by Kamailio, by the
+peer taking the calls and by the whole machine. Same real software as the conformance suite (Knot
+DNS, Kamailio, SIPp) on loopback; every loop is bounded. Run as root:
+    PYTHONPATH=.collections:tests .venv/bin/python bench/kamailio_bench.py [--transport tls]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import fcntl
+import os
+import re
+import signal
 import statistics
 import sys
 import tempfile
@@ -30,18 +54,24 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / ".collections"))
 
-from harness.kamailio import AcgLab, BlockLease, KamailioProcess, Topology  # noqa: E402
+from harness import pki as pkimod  # noqa: E402
+from harness import rootfs  # noqa: E402
+from harness.kamailio import (BLOCK_LOCK_DIR, AcgLab, BlockLease, KamailioError, KamailioProcess,  # noqa: E402
+                              Topology, cpu_ticks, tree_cpu_seconds)
 from harness.sipp import SippCaller, SippPeer, parse_message_log  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import normalise_sbc_settings  # noqa: E402
 
+# A bare stateful proxy: the reference for (c) and (d). The %(tls_*)s parts are empty over UDP.
 BARE_PROXY = """#!KAMAILIO
-# A bare stateful proxy: the reference for (c).
-debug=1
+# A bare stateful proxy: the reference for (c) and (d).
+debug=%(debug)d
 log_stderror=no
 children=%(children)d
+tcp_children=%(tcp_children)d
 auto_aliases=no
 dns=no
 rev_dns=no
-listen=udp:%(listen)s:5060
+%(tls_globals)slisten=udp:%(listen)s:5060
 loadmodule "jsonrpcs.so"
 loadmodule "tm.so"
 loadmodule "sl.so"
@@ -50,22 +80,93 @@ loadmodule "pv.so"
 loadmodule "maxfwd.so"
 loadmodule "siputils.so"
 loadmodule "textops.so"
-modparam("jsonrpcs", "dgram_socket", "%(run)s/kamailio_rpc.sock")
+%(tls_modules)smodparam("jsonrpcs", "dgram_socket", "%(run)s/kamailio_rpc.sock")
 modparam("jsonrpcs", "fifo_name", "%(run)s/kamailio_rpc.fifo")
 request_route {
     if (!mf_process_maxfwd_header("10")) { sl_send_reply("483", "Too Many Hops"); exit; }
     if (is_method("CANCEL")) { if (t_check_trans()) { t_relay(); } exit; }
     if (has_totag()) {
-        if (loose_route()) { t_relay(); exit; }
+        if (loose_route()) { %(to_peer)st_relay(); exit; }
         if (is_method("ACK")) { if (t_check_trans()) { t_relay(); } exit; }
         sl_send_reply("404", "Not Here"); exit;
     }
     t_check_trans();
     record_route();
-    $du = "sip:%(peer)s:5060";
-    t_relay();
+    $du = "%(peer_uri)s";
+    %(to_peer)st_relay();
 }
 """
+BARE_TLS_GLOBALS = """enable_tls=yes
+%(threads_mode)slisten=tls:%(tls_listen)s
+"""
+BARE_TLS_MODULES = """loadmodule "tls.so"
+modparam("tls", "config", "%(tls_cfg)s")
+modparam("tls", "xavp_cfg", "tls")
+"""
+WORKERS = {"udp": 4, "tcp": 2}  # the collection's defaults (sbc_settings), for both proxies
+
+
+def _drop_reply_check(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
+    """onreply_route without the R-24 check of every TLS reply's peer certificate host name."""
+    return _sub(r"\nonreply_route \{\n.*?\n\}\n", "\n", cfg)
+
+
+def _fixed_sni(cfg: str, sni: str) -> str:
+    """SNI (and the name the config keeps for it) set straight to region 1's name instead of the
+    routes that find it for the next hop."""
+    return _sub(r"route\(COMMSGW_TLS_(?:IN_DIALOG_)?SNI\);",
+                '$var(commsgw_tls_name) = "%s"; $xavp(tls=>server_name) = "%s";' % (sni, sni), cfg)
+
+
+def _drop_limits(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
+    """route[FROM_CORE] without the R-25 emergency and R-27 size checks."""
+    cfg = _sub(r"\n\t# R-25: emergency.*?\n\t\}\n", "\n", cfg)
+    return _sub(r"\n\t# R-27: ACG's size limits.*?\n\tif \(is_present_hf\(\"Contact\"\).*?\n\t\}\n", "\n", cfg)
+
+
+def _drop_dialog_name(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
+    """No TLS name kept in the dialog: no Record-Route parameter per branch, no Route parsing per
+    in-dialog request (which then finds the name by the next hop's range)."""
+    cfg = _sub(r"\n\tt_on_branch\(\"COMMSGW_TLS_BRANCH\"\);", "", cfg)
+    return _sub(r"\n\t\t# The dialog's TLS name, read before loose_route.*?\n\t\t\}\n", "\n", cfg)
+
+
+def _reply_name_by_range(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
+    """The reply check without its t_check_trans() + $T_req($hdr(Route)) branch (the dialog's name
+    of a reply without Record-Route: then the name comes from the peer's range)."""
+    return _sub(r"\n\t\} else if \(\$tt != \$null && t_check_trans\(\).*?\n\t\}\n", "\n\t}\n", cfg)
+
+
+def _sub(pattern: str, replacement: str, text: str) -> str:
+    """re.sub that insists on a match: a variant that no longer applies to the templates must say so."""
+    result, count = re.subn(pattern, lambda m: replacement, text, flags=re.S)
+    if not count:
+        raise ValueError("variant pattern %r matches nothing in the rendered kamailio.cfg" % pattern)
+    return result
+
+
+# Diagnostic variants of the generated config (--variants), run alongside it to find where its cost
+# comes from; each is the rendered kamailio.cfg with one part taken out (never used for the targets).
+VARIANTS: dict[str, tuple[str, t.Callable[[str, str], str]]] = {
+    "no-reply-check": ("no R-24 host-name check of each TLS reply (onreply_route)", _drop_reply_check),
+    "fixed-sni": ("SNI set directly instead of route(COMMSGW_TLS_SNI)", _fixed_sni),
+    "no-limits": ("no R-25/R-27 checks in route[FROM_CORE]", _drop_limits),
+    "no-dialog-name": ("no TLS name in the Record-Route / read from the Route (main from 034bc84 on)",
+                       _drop_dialog_name),
+    "reply-name-by-range": ("reply check without t_check_trans() + $T_req($hdr(Route)) (main from 034bc84 on)",
+                            _reply_name_by_range),
+    "no-tls-script": ("no-reply-check + fixed-sni", lambda cfg, sni: _fixed_sni(_drop_reply_check(cfg, sni), sni)),
+}
+TLS_PREFIX = "127.77"           # the TLS bench's /16: no test uses it
+TLS_DOMAIN = "acg-bench.test"
+SBC_TLS_PORT = 5061
+PEER_PORT = 5060                # the SRV port of the lab records (Topology.dns_records)
+# ACK -> BYE in the callers' calls. Not 0: with the two microseconds apart, a proxy's workers may
+# relay them in either order, and the SIPp peer aborts a call whose BYE comes before its ACK (a real
+# UAS would not). A call that still fails that way at the top of the ladder lost its ACK (UDP, never
+# retransmitted) while the peer stalled: SIPp sleeps 200 ms whenever a TLS write would block.
+HOLD_MS = 100
+IDLE_SECONDS = 2.0              # Kamailio's own CPU use without calls, measured before (d), per proxy
 
 
 def taken_out(work: Path, block: int, interval: int, threshold: int, runs: int) -> list[float]:
@@ -136,101 +237,626 @@ def _pdd(caller: SippCaller, count: int) -> list[float]:
     return delays
 
 
-def sustained_rate(make_caller: t.Callable[[int], SippCaller], rates: t.Sequence[int], seconds: float,
-                   before_step: t.Callable[[], None]) -> int:
-    """The highest offered rate (calls/s) completed with no failed call and at >= 95 % of the offered
-    rate, climbing ``rates`` and stopping at the first step that misses (0: none made it).
+@dataclasses.dataclass
+class Step:
+    rate: int
+    successful: int
+    failed: int
+    achieved: float
+    sustained: bool
+    cores: dict[str, float] = dataclasses.field(default_factory=dict)  # CPU seconds per second
+    attempts: int = 1
+
+
+CpuMeter = t.Callable[[], dict[str, float]]
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds used so far by every process of the machine (other test runs included): utime +
+    stime + cutime + cstime of each in /proc. (/proc/stat's tick sampling undercounts processes that
+    run in short bursts between ticks, as SIP proxies do.)"""
+    return sum(cpu_ticks(int(e)) for e in os.listdir("/proc") if e.isdigit()) / float(os.sysconf("SC_CLK_TCK"))
+
+
+def reaped_children_seconds() -> float:
+    """CPU seconds of this process's children that exited and were waited for (the SIPp callers)."""
+    times = os.times()
+    return times.children_user + times.children_system
+
+
+def ladder_step(caller: SippCaller, rate: int, seconds: float, cpu_meter: t.Optional[CpuMeter] = None) -> Step:
+    """``rate`` calls/s for ``seconds`` (at least 200 calls). Sustained: no failed call and completed
+    at >= 95 % of the offered rate.
 
     A rate where calls fail is not sustained, however many completed: at overload the generated
     config's own OPTIONS probes time out, the peer is taken out and calls fail fast, which would
     otherwise read as a high "completed calls per second".
     """
-    best = 0
-    for rate in rates:
-        before_step()
-        caller = make_caller(rate)
-        caller.trace = False
-        calls = max(200, int(rate * seconds))
-        started = time.monotonic()
-        result = caller.run(calls, rate=rate, limit=2000, timeout_s=60, recv_timeout_ms=5000)
-        achieved = result.successful / (time.monotonic() - started)
-        kept_up = result.failed == 0 and result.successful == calls and achieved >= 0.95 * rate * calls / (
-            calls + rate)  # SIPp needs about one extra second to finish the last calls
-        print("    %s at %4d calls/s offered: %d ok, %d failed, %.0f completed/s -> %s" % (
-            caller.name, rate, result.successful, result.failed, achieved, "sustained" if kept_up else "not sustained"))
-        if not kept_up:
-            break
-        best = rate
-    return best
+    caller.trace = False
+    calls = max(200, int(rate * seconds))
+    cpu_before = cpu_meter() if cpu_meter else {}
+    started = time.monotonic()
+    result = caller.run(calls, rate=rate, limit=2000, timeout_s=60, recv_timeout_ms=5000)
+    elapsed = time.monotonic() - started
+    cores = {}
+    if cpu_meter is not None and elapsed > 0:
+        after = cpu_meter()
+        cores = {name: (after[name] - cpu_before[name]) / elapsed for name in cpu_before if name in after}
+        # The busiest single Kamailio process: one TLS connection is read by one process at a time.
+        per_process = [cores.pop(name) for name in list(cores) if name.startswith("pid:")]
+        if per_process:
+            cores["busiest kamailio process"] = max(per_process)
+    achieved = result.successful / elapsed
+    kept_up = result.failed == 0 and result.successful == calls and achieved >= 0.95 * rate * calls / (
+        calls + rate)  # SIPp needs about one extra second to finish the last calls
+    print("    %s at %4d calls/s offered: %d ok, %d failed, %.0f completed/s -> %s%s" % (
+        caller.name, rate, result.successful, result.failed, achieved, "sustained" if kept_up else "not sustained",
+        "  [CPU cores: %s]" % ", ".join("%s %.2f" % kv for kv in cores.items()) if cores else ""))
+    return Step(rate, result.successful, result.failed, achieved, kept_up, cores)
 
 
-def cps_ratio(work: Path, block: int, rates: t.Sequence[int], seconds: float) -> tuple[int, int]:
-    # One local peer, so both proxies send every call to the same SIPp (one UAS is the limit here).
-    topo = Topology(block=block, region1_peers=((1, 10, 100),), region2_peers=((1, 10, 100),))
-    peers: list[SippPeer] = []
-    target = "%s:5060" % topo.sbc_core
-    try:
-        lab = AcgLab(work / "cps", topo).start()
-        try:
-            peer = SippPeer("p1", lab.workdir, topo.region1(1))
+@dataclasses.dataclass
+class Proxy:
+    """One Kamailio under test: its process, the address calls go to, what to do before each
+    measurement, how to know it is ready for calls."""
+
+    name: str
+    kamailio: KamailioProcess
+    target: str
+    before_step: t.Callable[[], None]
+    ready: t.Callable[[], None]
+    short: str = ""  # in SIPp file names and step lines: gen, bar, v1, v2...
+
+    def __post_init__(self) -> None:
+        self.short = self.short or self.name[:3]
+
+
+@dataclasses.dataclass
+class ProxyFigures:
+    sustained: int = 0
+    steps: list[Step] = dataclasses.field(default_factory=list)
+    cpu_ms_per_call: float = float("nan")
+    idle_ms_per_s: float = float("nan")
+    cpu_calls: int = 0
+    cpu_failed: int = 0
+    transport_check: str = ""
+
+
+class Rig:
+    """What both proxies share in one bench: addresses, PKI, runtimes, peers, the generated config's
+    lab (DNS + render) and the bare proxy's files. Both proxies run at the same time on their own
+    addresses (the bare one on octets 32/33 of the topology) and take turns, so that a change of the
+    machine's load (other test runs) hits both alike."""
+
+    def __init__(self, work: Path, transport: str, topo: Topology, variants: t.Sequence[str] = ()) -> None:
+        self.work = work
+        self.transport = transport
+        self.topo = topo
+        self.variants = list(variants)
+        self.peers: list[SippPeer] = []
+        self.hold_ms = HOLD_MS
+        self.kamailio_runtime: t.Optional[rootfs.KamailioRuntime] = None
+        self.sipp_runtime: t.Optional[rootfs.KamailioRuntime] = None
+        self.pki: t.Optional[pkimod.StandardPKI] = None
+        settings: dict[str, t.Any] = {"udp_workers": WORKERS["udp"], "tcp_workers": WORKERS["tcp"]}
+        kwargs: dict[str, t.Any] = {}
+        if transport == "tls":
+            self.kamailio_runtime = rootfs.kamailio6_runtime()
+            self.sipp_runtime = rootfs.sipp_tls_runtime()
+            kwargs = {"runtime": self.kamailio_runtime, "dns_address": "%s.53.1" % topo.prefix}
+        self.lab = AcgLab(work / "generated", topo, settings=settings, transport=transport, **kwargs)
+        if transport == "tls":
+            # Under the config dir: bind-mounted into a Kamailio rootfs as it is (as in the TLS tests).
+            self.pki = pkimod.standard_pki(self.lab.cfg_dir / "pki", [self.hostname(1), self.hostname(2)],
+                                           sbc_hostname="sbc-ams-1.operator.test")
+            self.lab.settings.update({
+                "acg_listen": {"address": topo.sbc_acg, "port": SBC_TLS_PORT},
+                "tls": {"certificate": str(self.pki.sbc.chain), "private_key": str(self.pki.sbc.key),
+                        "ca_bundle": str(self.pki.acg_ca.cert)}})
+        # Shared memory as the collection sets it for this transport (512 MB with TLS), for every proxy.
+        self.lab.shared_memory_mb = normalise_sbc_settings(self.lab.settings, transport)["shared_memory_mb"]
+        self.bare_dir = work / "bare"
+        self.bare_core = topo.net(32, 1)
+        self.bare_acg = topo.net(33, 1)
+
+    def hostname(self, region: int) -> str:
+        return "pstn-region%d.%s" % (region, self.topo.domain)
+
+    @property
+    def kamailio_version(self) -> str:
+        return self.lab.version
+
+    def prepare(self) -> None:
+        """DNS + render for the generated config, then the bare proxy's files (same tls.cfg)."""
+        self.lab.prepare()
+        (self.bare_dir / "run").mkdir(parents=True, exist_ok=True)
+        values: dict[str, t.Any] = {
+            "debug": _rendered_debug(self.lab.files["kamailio.cfg"]),
+            "children": WORKERS["udp"], "tcp_children": WORKERS["tcp"], "listen": self.bare_core,
+            "run": self.bare_dir / "run", "tls_globals": "", "tls_modules": "", "to_peer": "",
+            "peer_uri": "sip:%s:%d" % (self.topo.region1(1), PEER_PORT)}
+        if self.transport == "tls":
+            tls_cfg = self.bare_dir / "tls.cfg"
+            tls_cfg.write_text(self.lab.files["tls.cfg"])  # same certificates, CA, method and ciphers
+            threads = [line for line in self.lab.files["kamailio.cfg"].splitlines()
+                       if line.startswith("tls_threads_mode=")]
+            values.update({
+                "tls_globals": BARE_TLS_GLOBALS % {"threads_mode": "".join(line + "\n" for line in threads),
+                                                   "tls_listen": "%s:%d" % (self.bare_acg, SBC_TLS_PORT)},
+                "tls_modules": BARE_TLS_MODULES % {"tls_cfg": tls_cfg},
+                # SNI, and the ACG-facing socket as the connection's source (the dispatcher's rows
+                # name it for the generated config).
+                "to_peer": '$xavp(tls=>server_name) = "%s"; $fs = "tls:%s:%d"; ' % (
+                    self.hostname(1), self.bare_acg, SBC_TLS_PORT),
+                "peer_uri": "sip:%s:%d;transport=tls" % (self.topo.region1(1), PEER_PORT)})
+        (self.bare_dir / "kamailio.cfg").write_text(BARE_PROXY % values)
+
+    def stop(self) -> None:
+        self.lab.stop()
+
+    def proxies(self) -> list[Proxy]:
+        """The proxies of one run (not started): the generated config, the bare proxy, then any
+        --variants, each on addresses of its own."""
+        assert self.lab.kamailio is not None
+        lab = self.lab
+        proxies = [Proxy("generated", lab.kamailio, "%s:5060" % self.topo.sbc_core, lab.reset_peers,
+                         lambda: self._ready(lab.kamailio))]
+        binds = [lab.cfg_dir / "pki"] if self.transport == "tls" else []
+        kamailio = KamailioProcess(self.bare_dir / "kamailio.cfg", self.bare_dir, self.bare_dir / "run",
+                                   shared_memory_mb=lab.shared_memory_mb,
+                                   rootfs=self.kamailio_runtime.rootfs if self.kamailio_runtime else None,
+                                   binds=binds)
+        proxies.append(Proxy("bare", kamailio, "%s:5060" % self.bare_core, lambda: None, lambda: None))
+        for index, name in enumerate(self.variants):
+            proxies.append(self._variant(index, name))
+        return proxies
+
+    def _variant(self, index: int, name: str) -> Proxy:
+        """The rendered config with VARIANTS[name] applied, on its own sockets and run dir (octets
+        40 + 2 * index and the next one); the generated config's other files as they are."""
+        lab = self.lab
+        core, acg = self.topo.net(40 + 2 * index, 1), self.topo.net(41 + 2 * index, 1)
+        workdir = self.work / ("variant-" + name)
+        (workdir / "cfg").mkdir(parents=True, exist_ok=True)
+        replacements = [(str(lab.run_dir), str(workdir / "run")),
+                        (str(lab.cfg_dir / "dispatcher.list"), str(workdir / "cfg" / "dispatcher.list")),
+                        (self.topo.sbc_core, core), (self.topo.sbc_acg, acg)]
+        for filename in ("kamailio.cfg", "dispatcher.list"):
+            text = lab.files[filename]
+            for old, new in replacements:
+                text = re.sub(re.escape(old) + r"(?![0-9])", new, text)
+            if filename == "kamailio.cfg":
+                text = VARIANTS[name][1](text, self.hostname(1))
+            (workdir / "cfg" / filename).write_text(text)
+        kamailio = KamailioProcess(workdir / "cfg" / "kamailio.cfg", workdir, workdir / "run",
+                                   resolv_conf=lab.dns.resolv_conf, shared_memory_mb=lab.shared_memory_mb,
+                                   rootfs=self.kamailio_runtime.rootfs if self.kamailio_runtime else None,
+                                   binds=[lab.cfg_dir])
+        return Proxy(name, kamailio, "%s:5060" % core, lambda: lab.reset_peers(kamailio),
+                     lambda: self._ready(kamailio), short="v%d" % (index + 1))
+
+    def _ready(self, kamailio: t.Optional[KamailioProcess]) -> None:
+        """A generated config (or a variant) has both peers active, then every row reset."""
+        assert kamailio is not None
+        for address in (self.topo.region1(1), self.topo.region2(1)):
+            if self.lab.wait_peer_state(address, True, 15.0, kamailio) is None:
+                raise KamailioError("peer %s not active: %s" % (address, kamailio.dispatcher_states()))
+        self.lab.reset_peers(kamailio)
+
+    def start_peers(self, workdir: Path) -> None:
+        """One SIPp UAS per region (region 1 gets the calls; region 2 only OPTIONS from the generated
+        config), over the bench's transport; with TLS each presents its region's certificate and
+        requires the SBC's (signed by the operator CA)."""
+        for region, address in ((1, self.topo.region1(1)), (2, self.topo.region2(1))):
+            kwargs: dict[str, t.Any] = {}
+            if self.transport == "tls":
+                assert self.pki is not None
+                cert = self.pki.peers[self.hostname(region)]
+                kwargs = {"runtime": self.sipp_runtime, "tls": (cert.cert, cert.key, self.pki.operator_ca.cert)}
+            peer = SippPeer("p%d" % region, workdir, address, port=PEER_PORT, transport=self.transport, **kwargs)
             peer.trace = False
-            peers.append(peer.start())
-            generated = sustained_rate(lambda rate: SippCaller("gen-%d" % rate, lab.workdir, topo.core_caller,
-                                                               target, hold_ms=0), rates, seconds, lab.reset_peers)
-        finally:
-            lab.stop()
-        bare_dir = work / "bare"
-        (bare_dir / "run").mkdir(parents=True, exist_ok=True)
-        (bare_dir / "kamailio.cfg").write_text(BARE_PROXY % {
-            "children": 4, "listen": topo.sbc_core, "run": bare_dir / "run", "peer": topo.region1(1)})
-        bare_kam = KamailioProcess(bare_dir / "kamailio.cfg", bare_dir, bare_dir / "run").start()
-        try:
-            bare = sustained_rate(lambda rate: SippCaller("bare-%d" % rate, bare_dir, topo.core_caller, target,
-                                                          hold_ms=0), rates, seconds, lambda: None)
-        finally:
-            bare_kam.stop()
-    finally:
-        for peer in peers:
+            self.peers.append(peer)
+            peer.start()
+
+    def revive_peers(self) -> list[str]:
+        """Restart any peer that exited (SIPp exits when a TLS handshake fails, e.g. when a Kamailio
+        under overload runs out of memory mid-handshake), so that one proxy's overload does not
+        fail the next proxy's step. Returns the names of the peers restarted."""
+        revived = []
+        for peer in self.peers:
+            if peer.proc is None or peer.proc.poll() is not None:
+                peer.stop(kill=True)
+                peer.start()
+                revived.append(peer.name)
+        return revived
+
+    def stop_peers(self) -> None:
+        for peer in self.peers:
             peer.stop(kill=True)
-    return generated, bare
+        self.peers = []
+
+    def caller(self, name: str, workdir: Path, target: str) -> SippCaller:
+        caller = SippCaller(name, workdir, self.topo.core_caller, target, hold_ms=self.hold_ms)
+        caller.trace = False
+        return caller
+
+    def transport_check(self, kamailio: KamailioProcess) -> str:
+        """Evidence that calls went to the peer over TLS: Kamailio's own TLS connection list."""
+        if self.transport != "tls":
+            return "udp"
+        peer = self.topo.region1(1)
+        try:
+            connections = kamailio.rpc("tls.list") or []
+        except (OSError, ValueError, KamailioError) as exc:
+            return "tls.list failed: %s" % exc
+        if isinstance(connections, dict):
+            connections = [connections]
+        # tls.list names the remote end src_ip/src_port and the local one dst_ip/dst_port.
+        to_peer = [c for c in connections if isinstance(c, dict) and peer in (c.get("src_ip"), c.get("dst_ip"))]
+        if not to_peer:
+            return "NO TLS connection to %s in tls.list: %s" % (peer, connections)
+        c = to_peer[0]
+        cipher = " ".join(str(c.get("cipher", "")).split()[:2])
+        return "tls.list: %d connection(s) with the peer %s, e.g. %s %s, SNI %s, %s" % (
+            len(to_peer), peer, "/".join(str(c.get(k)) for k in ("src_ip", "src_port", "dst_ip", "dst_port")),
+            c.get("state"), c.get("sni"), cipher)
+
+
+def _rendered_debug(cfg: str) -> int:
+    """The generated config's log level, so that the bare proxy logs exactly as much."""
+    for line in cfg.splitlines():
+        if line.startswith("debug="):
+            return int(line.split("=", 1)[1])
+    return 2
+
+
+def _meter(rig: Rig, kamailio: KamailioProcess) -> CpuMeter:
+    """CPU seconds so far of Kamailio (every process), of the peer taking the calls, of the SIPp
+    callers that finished and of the whole machine (other test runs included), to see what limits
+    the top of the ladder."""
+    hz = float(os.sysconf("SC_CLK_TCK"))
+
+    def meter() -> dict[str, float]:
+        peer = rig.peers[0].proc
+        figures = {"kamailio": kamailio.cpu_seconds(), "peer": tree_cpu_seconds(peer.pid) if peer else 0.0,
+                   "caller": reaped_children_seconds(), "machine": machine_busy_seconds()}
+        figures.update(("pid:%d" % pid, cpu_ticks(pid) / hz) for pid in kamailio.pids())
+        return figures
+    return meter
+
+
+def _turns(proxies: t.Sequence[Proxy], index: int) -> list[Proxy]:
+    """Who goes first rotates, so that none always follows another's load."""
+    k = index % len(proxies) if proxies else 0
+    return list(proxies[k:]) + list(proxies[:k])
+
+
+def _revive(rig: Rig, before: str) -> None:
+    revived = rig.revive_peers()
+    if revived:
+        print("    (peer %s had exited and was restarted before %s)" % (", ".join(revived), before))
+
+
+def measure_cpu(rig: Rig, proxies: t.Sequence[Proxy], figures: dict[str, ProxyFigures], label: str,
+                workdir: Path, rate: int, seconds: float, chunks: int, run: int) -> None:
+    """(d): ``rate`` calls/s for ``seconds`` per proxy, in ``chunks`` turns; Kamailio CPU (every
+    process, before/after each turn) per completed call. First Kamailio's own idle CPU use."""
+    for proxy in proxies:
+        idle_before, idle_started = proxy.kamailio.cpu_seconds(), time.monotonic()
+        time.sleep(IDLE_SECONDS)
+        figures[proxy.name].idle_ms_per_s = (proxy.kamailio.cpu_seconds() - idle_before) * 1000.0 / (
+            time.monotonic() - idle_started)
+    used = {proxy.name: 0.0 for proxy in proxies}
+    calls = {proxy.name: 0 for proxy in proxies}
+    per_chunk = max(1, int(rate * seconds / chunks))
+    for chunk in range(chunks):
+        for proxy in _turns(proxies, chunk + run):
+            name = "%s-%s-cpu%d" % (proxy.short, label, chunk + 1)
+            _revive(rig, name)
+            proxy.before_step()
+            before = proxy.kamailio.cpu_seconds()
+            result = rig.caller(name, workdir, proxy.target).run(
+                per_chunk, rate=rate, limit=2000, timeout_s=int(seconds) + 60, recv_timeout_ms=5000)
+            used[proxy.name] += proxy.kamailio.cpu_seconds() - before
+            calls[proxy.name] += result.successful
+            figures[proxy.name].cpu_failed += per_chunk - result.successful
+    for proxy in proxies:
+        f = figures[proxy.name]
+        f.cpu_calls = calls[proxy.name]
+        f.cpu_ms_per_call = used[proxy.name] * 1000.0 / f.cpu_calls if f.cpu_calls else float("nan")
+        print("    %s: %d calls at %d calls/s in %d turns: %d failed, Kamailio CPU %.2f s = %.3f ms/call "
+              "(idle: %.1f ms CPU per s)" % (proxy.name, per_chunk * chunks, rate, chunks, f.cpu_failed,
+                                             used[proxy.name], f.cpu_ms_per_call, f.idle_ms_per_s))
+
+
+def measure_ladder(rig: Rig, proxies: t.Sequence[Proxy], figures: dict[str, ProxyFigures], label: str,
+                   workdir: Path, rates: t.Sequence[int], seconds: float, retries: int, run: int) -> None:
+    """(c): the proxies climb ``rates`` taking turns at each rate; a proxy stops at the first rate it
+    does not sustain (after ``retries`` more tries of that rate: one failed step can be another test
+    run's burst on this shared machine, and the same retry applies to every proxy)."""
+    climbing = {proxy.name for proxy in proxies}
+    meters = {proxy.name: _meter(rig, proxy.kamailio) for proxy in proxies}
+    for index, rate in enumerate(rates):
+        for proxy in _turns([p for p in proxies if p.name in climbing], index + run):
+            for attempt in range(1 + retries):
+                name = "%s-%s-%d" % (proxy.short, label, rate)
+                _revive(rig, name)
+                proxy.before_step()
+                step = ladder_step(rig.caller(name, workdir, proxy.target), rate, seconds, meters[proxy.name])
+                step.attempts = attempt + 1
+                if step.sustained:
+                    break
+            figures[proxy.name].steps.append(step)
+            if step.sustained:
+                figures[proxy.name].sustained = rate
+            else:
+                climbing.discard(proxy.name)
+        if not climbing:
+            break
+
+
+def measure_run(rig: Rig, run: int, rates: t.Sequence[int], seconds: float, cpu_rate: int, cpu_seconds: float,
+                cpu_chunks: int, retries: int, kamailio_cpu: float = 0.0) -> dict[str, ProxyFigures]:
+    """One run: fresh peers and fresh Kamailios (all at once); warm-up calls (open the TLS
+    connection, check it), (d), then (c). Everything stopped on return."""
+    label = "r%d" % run
+    workdir = rig.work / "sipp" / label
+    proxies = rig.proxies()
+    figures = {proxy.name: ProxyFigures() for proxy in proxies}
+    caps: list[CpuCap] = []
+    try:
+        rig.start_peers(workdir)
+        for proxy in proxies:
+            proxy.kamailio.start()
+            if kamailio_cpu:
+                caps.append(CpuCap(proxy.short, kamailio_cpu))
+                caps[-1].add(proxy.kamailio.pids())
+        for proxy in proxies:
+            proxy.ready()
+            warm = rig.caller("%s-%s-warm" % (proxy.short, label), workdir, proxy.target).run(
+                40, rate=20, timeout_s=30, recv_timeout_ms=5000)
+            figures[proxy.name].transport_check = rig.transport_check(proxy.kamailio)
+            print("    %s (%s): warm-up %d ok, %d failed; %s" % (
+                proxy.name, proxy.short, warm.successful, warm.failed, figures[proxy.name].transport_check))
+        if cpu_rate:
+            measure_cpu(rig, proxies, figures, label, workdir, cpu_rate, cpu_seconds, cpu_chunks, run)
+        if rates:
+            measure_ladder(rig, proxies, figures, label, workdir, rates, seconds, retries, run)
+    finally:
+        _all([proxy.kamailio.stop for proxy in proxies] + [rig.stop_peers] + [cap.close for cap in caps])
+    return figures
+
+
+def _all(actions: t.Sequence[t.Callable[[], None]]) -> None:
+    """Run every cleanup action even when one fails or is interrupted; then raise the first error."""
+    error: t.Optional[BaseException] = None
+    for action in actions:
+        try:
+            action()
+        except BaseException as exc:  # pylint: disable=broad-except
+            error = error or exc
+    if error is not None:
+        raise error
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else float("nan")
+
+
+def _ladder(steps: t.Sequence[Step]) -> str:
+    """"600 900 1100+ 1200x(12 failed, 950/s)": + sustained at a retry, x not sustained (last try)."""
+    return " ".join("%d%s" % (s.rate, ("+" if s.attempts > 1 else "") if s.sustained else
+                              "x(%d failed, %.0f/s)" % (s.failed, s.achieved)) for s in steps)
+
+
+def print_table(results: list[dict[str, ProxyFigures]], rates: t.Sequence[int], cpu_rate: int) -> None:
+    names = [n for n in results[0] if n not in ("generated", "bare")] if results else []
+    print("    run  sustained calls/s gen / bare  ratio   CPU ms/call gen / bare  ratio   idle CPU ms/s gen / bare   "
+          "ladder gen | bare (x: not sustained)")
+    rows = []
+    for run, figures in enumerate(results, start=1):
+        gen, bare = figures["generated"], figures["bare"]
+        row = (gen.sustained, bare.sustained, _ratio(gen.sustained, bare.sustained),
+               gen.cpu_ms_per_call, bare.cpu_ms_per_call, _ratio(gen.cpu_ms_per_call, bare.cpu_ms_per_call))
+        rows.append(row)
+        print("    %3d  %13d / %-5d  %5.2f   %11.3f / %-6.3f  %5.2f   %13.1f / %-6.1f   %s | %s" % (
+            (run,) + row + (gen.idle_ms_per_s, bare.idle_ms_per_s, _ladder(gen.steps), _ladder(bare.steps))))
+        for name, f in figures.items():
+            if f.cpu_failed:
+                print("         warning: %s had %d failed calls in the CPU measurement" % (name, f.cpu_failed))
+    if not rows:
+        return
+    med = [statistics.median(r[i] for r in rows) for i in range(6)]
+    print("    med  %13.0f / %-5.0f  %5.2f   %11.3f / %-6.3f  %5.2f" % tuple(med))
+    # Judged: the median of the runs' own ratios (generated and bare measured in turns within a run,
+    # so a run's ratio is not moved by the machine's load drifting between runs); the ratio of the
+    # medians is shown beside it.
+    sustained_ratio, cpu_ratio = med[2], med[5]
+    if rates:
+        print("(c) sustained calls/s: ratio %.2f (median of the runs' ratios) -> %s; medians generated %.0f, bare "
+              "%.0f (ratio %.2f)%s" % (sustained_ratio, "OK" if sustained_ratio >= 0.9 else "MISSED", med[0], med[1],
+                                       _ratio(med[0], med[1]), " (both sustained the top rate: raise --rates)"
+                                       if med[0] == med[1] == rates[-1] else ""))
+    if cpu_rate:
+        print("(d) Kamailio CPU per call at %d calls/s: ratio %.2f (median of the runs' ratios) -> %s; medians "
+              "generated %.3f ms, bare %.3f ms (ratio %.2f)" % (
+                  cpu_rate, cpu_ratio, "OK" if cpu_ratio <= 1.1 else "MISSED", med[3], med[4], _ratio(med[3], med[4])))
+    for name in names:
+        parts = []
+        if rates:
+            parts.append("sustained %s calls/s, /bare %.2f, /generated %.2f" % (
+                "/".join(str(f[name].sustained) for f in results),
+                statistics.median(_ratio(f[name].sustained, f["bare"].sustained) for f in results),
+                statistics.median(_ratio(f[name].sustained, f["generated"].sustained) for f in results)))
+        if cpu_rate:
+            parts.append("CPU %s ms/call, /bare %.2f, /generated %.2f" % (
+                "/".join("%.3f" % f[name].cpu_ms_per_call for f in results),
+                statistics.median(_ratio(f[name].cpu_ms_per_call, f["bare"].cpu_ms_per_call) for f in results),
+                statistics.median(_ratio(f[name].cpu_ms_per_call, f["generated"].cpu_ms_per_call) for f in results)))
+        print("    variant %s (%s): %s (per run; ratios: medians of the runs' ratios)" % (
+            name, VARIANTS[name][0], "; ".join(parts)))
+
+
+def describe(rig: Rig, args: argparse.Namespace, rates: t.Sequence[int], cpu_rate: int) -> str:
+    """The run's parameters, printed before its figures."""
+    kamailio = rig.kamailio_runtime
+    sipp = rig.sipp_runtime
+    return ("(c)/(d) generated config vs bare stateful proxy, %s towards the peers: Kamailio %s%s, workers udp %d "
+            "tcp %d, shared memory %d MB, CPU cap %s; peers SIPp %s; calls held %d ms; ladder %s calls/s, %.0f s "
+            "steps, %d retries; CPU at %d calls/s for %.0f s in %d turns; %d run(s)%s" % (
+                args.transport, rig.kamailio_version,
+                " (%s)" % kamailio.origin.split(" (", maxsplit=1)[0] if kamailio else "",
+                WORKERS["udp"], WORKERS["tcp"], rig.lab.shared_memory_mb,
+                "%.2f cores" % args.kamailio_cpu if args.kamailio_cpu else "none",
+                "%s (%s%s)" % (sipp.version, sipp.origin.split(" (", maxsplit=1)[0],
+                               ", wolfSSL fix preloaded" if sipp.preload else "") if sipp else "(host, udp)",
+                rig.hold_ms, ",".join(map(str, rates)) or "-", args.step_seconds, args.retries, cpu_rate,
+                args.cpu_seconds, args.cpu_turns, args.runs,
+                "; variants %s" % ", ".join(rig.variants) if rig.variants else ""))
+
+
+class CpuCap:
+    """Caps a running Kamailio (every process) at ``cores`` CPUs with a cgroup of its own (cgroup v1
+    "cpu" controller, CFS quota over a short period so that throttling stalls stay a few ms). With a
+    cap well below what the machine and the SIPp peers can do, the top of the ladder is where
+    Kamailio's own CPU runs out, not where the shared machine does."""
+
+    ROOT = Path("/sys/fs/cgroup/cpu")
+    PERIOD_US = 10000
+
+    def __init__(self, name: str, cores: float) -> None:
+        if not (self.ROOT / "cpu.cfs_quota_us").exists():
+            raise RuntimeError("--kamailio-cpu needs the cgroup v1 cpu controller at %s" % self.ROOT)
+        self.path = self.ROOT / ("commsgw-bench-%d-%s" % (os.getpid(), name))
+        self.path.mkdir(exist_ok=True)
+        (self.path / "cpu.cfs_period_us").write_text("%d\n" % self.PERIOD_US)
+        (self.path / "cpu.cfs_quota_us").write_text("%d\n" % int(cores * self.PERIOD_US))
+
+    def add(self, pids: t.Iterable[int]) -> None:
+        for pid in pids:
+            try:
+                (self.path / "cgroup.procs").write_text("%d\n" % pid)
+            except ProcessLookupError:
+                pass
+
+    def close(self) -> None:
+        """Remove the cgroup once its processes are gone (bounded wait)."""
+        for dummy in range(50):
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.1)
+        print("    warning: could not remove %s" % self.path)
+
+
+class PrefixLease:
+    """An exclusive claim on a whole 127.N.0.0/16 across processes (flock, freed on close/exit)."""
+
+    def __init__(self, prefix: str) -> None:
+        BLOCK_LOCK_DIR.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(str(BLOCK_LOCK_DIR / ("prefix-%s.lock" % prefix)), os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(self._fd)
+            raise KamailioError("%s.0.0/16 is in use by another bench run" % prefix)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    parser.add_argument("--transport", choices=("udp", "tls"), default="udp",
+                        help="towards the peers; tls: Kamailio 6.0, figures (c) and (d) only")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--parts", default="abc", help="which figures to measure, e.g. 'c'")
-    parser.add_argument("--rates", default="300,500,600,700,800,850,900,950,1000,1100,1200,1400",
-                        help="offered calls/s climbed in (c), comma-separated")
+    parser.add_argument("--parts", default=None, help="which figures to measure, e.g. 'cd' (default: abcd, tls: cd)")
+    parser.add_argument("--rates", default=None, help="offered calls/s climbed in (c), comma-separated "
+                        "(default udp: 300,500,...,1400; tls: 1000,1200,1400,1500,...,2400; tls with --kamailio-cpu C: "
+                        "400,500,...,1200 x C / 0.25)")
     parser.add_argument("--step-seconds", type=float, default=4.0, help="length of each (c) step")
+    parser.add_argument("--cpu-rate", type=int, default=100, help="offered calls/s of the (d) measurement")
+    parser.add_argument("--cpu-seconds", type=float, default=20.0, help="length of the (d) measurement")
+    parser.add_argument("--cpu-turns", type=int, default=4, help="(d) is measured in this many turns per proxy")
+    parser.add_argument("--retries", type=int, default=1, help="more tries of a (c) rate not sustained")
+    parser.add_argument("--variants", default="", help="tls only, diagnostic: also run these variants of the "
+                        "generated config (comma-separated: %s)" % ", ".join(VARIANTS))
+    parser.add_argument("--kamailio-cpu", type=float, default=0.0, metavar="CORES",
+                        help="cap every Kamailio at this many CPUs (cgroup), so that (c) finds Kamailio's limit "
+                        "rather than the machine's (default: no cap)")
+    parser.add_argument("--hold-ms", type=int, default=HOLD_MS, help="ACK -> BYE in the (c)/(d) calls")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, configs) and print it")
     args = parser.parse_args()
-    sys.stdout.reconfigure(line_buffering=True)
-    lease = BlockLease()
+    # SIGTERM (e.g. from timeout(1)) unwinds like Ctrl-C, so every Kamailio and SIPp is stopped.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
+    tls = args.transport == "tls"
+    parts = args.parts if args.parts is not None else ("cd" if tls else "abcd")
+    if tls and set(parts) & set("ab"):
+        parser.error("(a) and (b) are measured over UDP only")
+    default_rates = ("300,500,600,700,800,850,900,950,1000,1100,1200,1400" if not tls else
+                     "1000,1200,1400,1500,1600,1700,1800,1900,2000,2200,2400" if not args.kamailio_cpu else
+                     ",".join(str(int(r * args.kamailio_cpu / 0.25)) for r in range(400, 1300, 100)))
+    rates = [int(r) for r in (args.rates or default_rates).split(",")]
+    rates = rates if "c" in parts else []
+    variants = [v for v in args.variants.split(",") if v]
+    if variants and not tls:
+        parser.error("--variants needs --transport tls (the UDP labs have no addresses to spare)")
+    for variant in variants:
+        if variant not in VARIANTS:
+            parser.error("unknown variant %r (known: %s)" % (variant, ", ".join(VARIANTS)))
+    cpu_rate = args.cpu_rate if "d" in parts else 0
+    lease: t.Union[BlockLease, PrefixLease] = PrefixLease(TLS_PREFIX) if tls else BlockLease()
+    started = time.monotonic()
     try:
         with tempfile.TemporaryDirectory(prefix="kamailio-bench-") as tmp:
-            work = Path(tmp)
-            print("(a) silent peer taken out (target: within window + 1 s)")
-            for interval, threshold in ((1, 1), (1, 2), (2, 2)) if "a" in args.parts else ():
+            work = Path(tempfile.mkdtemp(prefix="kamailio-bench-")) if args.keep else Path(tmp)
+            if args.keep:
+                print("work directory (kept): %s" % work)
+            if "a" in parts:
+                print("(a) silent peer taken out (target: within window + 1 s)")
+            for interval, threshold in ((1, 1), (1, 2), (2, 2)) if "a" in parts else ():
+                assert isinstance(lease, BlockLease)
                 times = taken_out(work, lease.block, interval, threshold, args.runs)
                 window = interval * threshold
                 print("    interval %d s x threshold %d = window %d s: median %.2f s, max %.2f s, runs %s -> %s" % (
                     interval, threshold, window, statistics.median(times), max(times),
                     ", ".join("%.2f" % x for x in times), "OK" if max(times) <= window + 1.0 else "MISSED"))
-            print("(b) extra post-dial delay with the first peer silent (target: within timer + 0.1 s)")
-            for timer_ms in (1000, 1500) if "b" in args.parts else ():
+            if "b" in parts:
+                print("(b) extra post-dial delay with the first peer silent (target: within timer + 0.1 s)")
+            for timer_ms in (1000, 1500) if "b" in parts else ():
+                assert isinstance(lease, BlockLease)
                 healthy, silent = post_dial_delay(work, lease.block, timer_ms, max(3, args.runs))
                 extra = silent - healthy
                 print("    INVITE timer %d ms: healthy PDD %.1f ms, first peer silent %.1f ms, extra %.1f ms -> %s" % (
                     timer_ms, healthy * 1000, silent * 1000, extra * 1000,
                     "OK" if extra <= timer_ms / 1000.0 + 0.1 else "MISSED"))
-            print("(c) sustained calls/s, generated config vs bare stateful proxy (target: ratio >= 0.9)")
-            rates = [int(r) for r in args.rates.split(",")] if "c" in args.parts else []
-            generated, bare = cps_ratio(work, lease.block, rates, args.step_seconds) if rates else (0, 0)
-            ratio = generated / bare if bare else 0.0
-            print("    sustained: generated config %d calls/s, bare proxy %d calls/s, ratio %.2f -> %s%s" % (
-                generated, bare, ratio, "OK" if ratio >= 0.9 else "MISSED",
-                " (both sustained the top rate: raise --rates)" if generated == bare == rates[-1] else ""))
+            if rates or cpu_rate:
+                # One peer per region; calls all go to the region 1 peer (one UAS is the limit here).
+                peers = ((1, 10, 100),)
+                topo = (Topology(prefix=TLS_PREFIX, domain=TLS_DOMAIN, region1_peers=peers, region2_peers=peers)
+                        if tls else Topology(block=lease.block, region1_peers=peers, region2_peers=peers))  # type: ignore[union-attr]
+                rig = Rig(work, args.transport, topo, variants)
+                rig.hold_ms = args.hold_ms
+                try:
+                    rig.prepare()
+                    print(describe(rig, args, rates, cpu_rate))
+                    results = []
+                    for run in range(1, args.runs + 1):
+                        print("  run %d" % run)
+                        results.append(measure_run(rig, run, rates, args.step_seconds, cpu_rate, args.cpu_seconds,
+                                                   args.cpu_turns, args.retries, args.kamailio_cpu))
+                finally:
+                    _all([rig.stop_peers, rig.stop])
+                print_table(results, rates, cpu_rate)
     finally:
         lease.close()
+    print("elapsed %.0f s" % (time.monotonic() - started))
     return 0
 
 

@@ -51,7 +51,7 @@ def kamailio_version(binary: str = KAMAILIO) -> str:
 class KamailioProcess:
     def __init__(self, cfg: Path, workdir: Path, run_dir: Path, resolv_conf: t.Optional[Path] = None,
                  shared_memory_mb: int = 128, private_memory_mb: int = 8, rootfs: t.Optional[Path] = None,
-                 binary: str = "/usr/sbin/kamailio") -> None:
+                 binary: str = "/usr/sbin/kamailio", binds: t.Sequence[Path] = ()) -> None:
         self.cfg = Path(cfg)
         self.workdir = Path(workdir)
         self.run_dir = Path(run_dir)
@@ -59,6 +59,8 @@ class KamailioProcess:
         self.shared_memory_mb = shared_memory_mb
         self.private_memory_mb = private_memory_mb
         self.rootfs = rootfs
+        # More host directories visible inside ``rootfs`` (e.g. certificates outside the config dir).
+        self.binds = [Path(b) for b in binds]
         self.binary = binary if rootfs else (shutil.which("kamailio") or binary)
         self.proc: t.Optional[subprocess.Popen[bytes]] = None
         self.log_path = self.workdir / "kamailio.log"
@@ -77,7 +79,7 @@ class KamailioProcess:
             lines.append("exec " + " ".join(shlex.quote(c) for c in cmd))
             return "\n".join(lines)
         root = str(self.rootfs)
-        for path in sorted({cfg_dir, str(self.run_dir), str(self.workdir)}):
+        for path in sorted({cfg_dir, str(self.run_dir), str(self.workdir)} | {str(b) for b in self.binds}):
             lines.append("mkdir -p %s" % shlex.quote(root + path))
             lines.append("mount --bind %s %s" % (shlex.quote(path), shlex.quote(root + path)))
         if self.resolv_conf is not None:
@@ -136,6 +138,15 @@ class KamailioProcess:
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def pids(self) -> list[int]:
+        """Kamailio's main process and every process below it (its SIP and TCP workers, timers...).
+        The started process execs Kamailio (via ``sh -c exec`` and chroot), so it is the main one."""
+        return process_tree(self.proc.pid) if self.running and self.proc is not None else []
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) used so far by every Kamailio process (see tree_cpu_seconds)."""
+        return tree_cpu_seconds(self.proc.pid) if self.running and self.proc is not None else 0.0
+
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
@@ -187,6 +198,46 @@ class KamailioProcess:
         return None
 
 
+def _proc_stat(pid: int) -> list[str]:
+    """/proc/<pid>/stat fields after "(comm)": [0] state, [1] ppid, ... [11] utime, [12] stime,
+    [13] cutime, [14] cstime (clock ticks)."""
+    with open("/proc/%d/stat" % pid) as fh:
+        text = fh.read()
+    return text[text.rindex(")") + 2:].split()
+
+
+def process_tree(root: int) -> list[int]:
+    """``root`` and every process below it."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                parents[int(entry)] = int(_proc_stat(int(entry))[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    tree, grew = {root}, True
+    while grew:
+        children = {pid for pid, ppid in parents.items() if ppid in tree} - tree
+        grew = bool(children)
+        tree |= children
+    return sorted(tree)
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """CPU time (user + system) used so far by ``root`` and every process below it: utime + stime of
+    each (all its threads), plus cutime + cstime (children that already exited and were reaped)."""
+    return sum(cpu_ticks(pid) for pid in process_tree(root)) / float(os.sysconf("SC_CLK_TCK"))
+
+
+def cpu_ticks(pid: int) -> int:
+    """utime + stime + cutime + cstime of ``pid`` in clock ticks (0 once it is gone)."""
+    try:
+        fields = _proc_stat(pid)
+    except OSError:
+        return 0
+    return sum(int(fields[i]) for i in (11, 12, 13, 14))
+
+
 # -- a whole lab: DNS + plan + rendered config + Kamailio ------------------------------------------
 @dataclasses.dataclass
 class Topology:
@@ -197,17 +248,19 @@ class Topology:
     region1_peers: t.Sequence[tuple[str, int, int]] = ((1, 10, 60), (2, 10, 40), (3, 20, 0))  # (host, SRV prio, weight)
     region2_peers: t.Sequence[tuple[str, int, int]] = ((1, 10, 50), (2, 10, 50))
     domain: str = "acg-k1.test"
+    # First two octets: 127.0 for the tests; a bench may take a /16 of its own (e.g. "127.77").
+    prefix: str = "127.0"
 
     def net(self, octet: int, host: int) -> str:
-        return "127.0.%d.%d" % (octet + self.block, host)
+        return "%s.%d.%d" % (self.prefix, octet + self.block, host)
 
     @property
     def region1_range(self) -> str:
-        return "127.0.%d.0/28" % (10 + self.block)
+        return "%s.%d.0/28" % (self.prefix, 10 + self.block)
 
     @property
     def region2_range(self) -> str:
-        return "127.0.%d.0/28" % (11 + self.block)
+        return "%s.%d.0/28" % (self.prefix, 11 + self.block)
 
     def region1(self, host: int) -> str:
         return self.net(10, host)
@@ -297,7 +350,10 @@ class AcgLab:
 
     def __init__(self, workdir: Path, topology: t.Optional[Topology] = None,
                  routing: t.Optional[t.Mapping[str, int]] = None, settings: t.Optional[dict[str, t.Any]] = None,
-                 transport: str = "udp") -> None:
+                 transport: str = "udp", runtime: t.Any = None, dns_address: t.Optional[str] = None,
+                 shared_memory_mb: int = 128) -> None:
+        """``runtime``: a harness.rootfs.KamailioRuntime (e.g. Kamailio 6.0 for TLS), default the host's
+        Kamailio; ``dns_address``: the DNS server's own address instead of a free one of 127.0.53.x."""
         self.workdir = Path(workdir)
         self.topo = topology or Topology()
         self.routing = dict(routing or {"options_interval_s": 1, "failure_threshold": 2, "recovery_threshold": 1,
@@ -317,9 +373,13 @@ class AcgLab:
         self.kamailio: t.Optional[KamailioProcess] = None
         self.plan: dict[str, t.Any] = {}
         self.files: dict[str, str] = {}
-        self.version = kamailio_version()
+        self.runtime = runtime
+        self.dns_address = dns_address
+        self.shared_memory_mb = shared_memory_mb
+        self.version = runtime.version if runtime is not None else kamailio_version()
 
-    def start(self) -> "AcgLab":
+    def prepare(self) -> "AcgLab":
+        """DNS, SRV resolution, plan and rendered files in ``cfg_dir``; Kamailio not started yet."""
         from harness.dns import DnsServer
         from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
         from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
@@ -327,7 +387,10 @@ class AcgLab:
         from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
         from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
 
-        self.dns = DnsServer.start_on_free_address(self.workdir / "dns", first=(os.getpid() * 7 + 31) % 254)
+        if self.dns_address:
+            self.dns = DnsServer(self.workdir / "dns", address=self.dns_address).start()
+        else:
+            self.dns = DnsServer.start_on_free_address(self.workdir / "dns", first=(os.getpid() * 7 + 31) % 254)
         srv, a = self.topo.dns_records()
         self.dns.set_records(srv=srv, a=a, ttl=60)
         deployment, findings = validate_deployment(self.topo.deployment_raw(self.routing, self.transport),
@@ -343,7 +406,14 @@ class AcgLab:
         for name, content in self.files.items():
             (self.cfg_dir / name).write_text(content)
         self.kamailio = KamailioProcess(self.cfg_dir / "kamailio.cfg", self.workdir / "kamailio", self.run_dir,
-                                        resolv_conf=self.dns.resolv_conf)
+                                        resolv_conf=self.dns.resolv_conf, shared_memory_mb=self.shared_memory_mb,
+                                        rootfs=self.runtime.rootfs if self.runtime is not None else None)
+        return self
+
+    def start(self) -> "AcgLab":
+        if self.kamailio is None:
+            self.prepare()
+        assert self.kamailio is not None
         self.kamailio.start()
         return self
 
@@ -353,21 +423,25 @@ class AcgLab:
         if self.dns is not None:
             self.dns.stop()
 
-    def reset_peers(self) -> None:
+    def reset_peers(self, kamailio: t.Optional[KamailioProcess] = None) -> None:
         """Every destination back to active+probing. (dispatcher.reload would do it too, but the
-        module refuses reloads closer than reload_delta, 5 s, to each other.)"""
-        assert self.kamailio is not None
+        module refuses reloads closer than reload_delta, 5 s, to each other.) ``kamailio``: another
+        Kamailio running this lab's dispatcher.list (default: the lab's own)."""
+        kamailio = kamailio or self.kamailio
+        assert kamailio is not None
         for line in self.files["dispatcher.list"].splitlines():
             if line.strip() and not line.startswith("#"):
                 set_id, uri = line.split()[:2]
-                self.kamailio.rpc("dispatcher.set_state", ["ap", int(set_id), uri])
+                kamailio.rpc("dispatcher.set_state", ["ap", int(set_id), uri])
 
-    def wait_peer_state(self, address: str, active: bool, timeout_s: float) -> t.Optional[float]:
+    def wait_peer_state(self, address: str, active: bool, timeout_s: float,
+                        kamailio: t.Optional[KamailioProcess] = None) -> t.Optional[float]:
         """Seconds until ``address`` is (in)active per dispatcher.list, or None on timeout (bounded)."""
-        assert self.kamailio is not None
+        kamailio = kamailio or self.kamailio
+        assert kamailio is not None
         start = time.monotonic()
         while time.monotonic() - start < timeout_s:
-            if self.kamailio.peer_active(address) is active:
+            if kamailio.peer_active(address) is active:
                 return time.monotonic() - start
             time.sleep(0.05)
         return None

@@ -20,6 +20,9 @@ Usage::
 
 ``command`` always returns an ``unshare --mount`` wrapper (also for the host binary) so that the
 test resolv.conf is only visible to that Kamailio, never to the machine.
+
+``sipp_tls_runtime()`` does the same for a SIPp with TLS (the TLS bench's peers): Debian 12's
+sip-tester has none, so it comes from Debian 13, in a second cached tarball derived from the first.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import hashlib
 import os
 import re
 import shlex
@@ -62,6 +66,8 @@ class KamailioRuntime:
     binary: str = "/usr/sbin/kamailio"
     # Filled in for information / reports only.
     origin: str = "host"
+    # A library the binary must run with (LD_PRELOAD), e.g. the SIPp wolfSSL fix below.
+    preload: t.Optional[Path] = None
 
     def command(self, argv: t.Sequence[str], binds: t.Iterable[t.Union[str, Path]] = (),
                 resolv_conf: t.Optional[t.Union[str, Path]] = None) -> list[str]:
@@ -205,6 +211,32 @@ def start_build(tarball: Path, what: str, prefix: str, mirror: t.Optional[str] =
                       Path(tempfile.mkdtemp(prefix=prefix, dir=str(tarball.parent))), time.monotonic())
 
 
+def _install_clean_pack(root: Path, packages: t.Sequence[str], tarball: Path, log: t.IO[str]) -> None:
+    """apt-get install ``packages`` in the tree at ``root``, strip it to what runs, pack it as ``tarball``."""
+    # Keep services from starting inside the chroot during installation.
+    policy = root / "usr/sbin/policy-rc.d"
+    policy.write_text("#!/bin/sh\nexit 101\n")
+    policy.chmod(0o755)
+    shutil.copyfile("/etc/resolv.conf", root / "etc/resolv.conf")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive", LC_ALL="C")
+    # /proc inside a private mount namespace so nothing leaks onto the host if we die.
+    inner = (f"mount -t proc proc {shlex.quote(str(root / 'proc'))} && "
+             f"chroot {shlex.quote(str(root))} sh -ec 'apt-get update -q && "
+             f"apt-get install -y -q --no-install-recommends {' '.join(packages)} && apt-get clean'")
+    _run(["unshare", "--mount", "--propagation", "private", "--", "sh", "-ec", inner], log, env=env)
+    # Clean: package lists, caches, docs, man pages, locales; the rootfs only runs kamailio.
+    for rel in ("var/lib/apt/lists", "var/cache/apt", "usr/share/doc", "usr/share/man",
+                "usr/share/locale", "usr/share/info", "var/log"):
+        p = root / rel
+        if p.exists():
+            shutil.rmtree(p)
+            p.mkdir(parents=True)
+    (root / "etc/resolv.conf").write_text("")  # bound over at run time
+    tmp_tar = tarball.with_suffix(".partial")
+    _run(["tar", "--numeric-owner", "-C", str(root), "-I", "zstd -T0 -10", "-cf", str(tmp_tar), "."], log)
+    os.replace(tmp_tar, tarball)
+
+
 def build_tarball(tarball: Path, mirror: t.Optional[str] = None, log_path: t.Optional[Path] = None) -> dict[str, t.Any]:
     """debootstrap trixie + kamailio + tls modules, cleaned, packed as a zstd tarball. Returns figures."""
     build = start_build(tarball, "the Kamailio 6.0 rootfs", "k6-rootfs-", mirror, log_path)
@@ -213,55 +245,55 @@ def build_tarball(tarball: Path, mirror: t.Optional[str] = None, log_path: t.Opt
     try:
         with open(log_path, "w") as log:
             _run(["debootstrap", "--variant=minbase", SUITE, str(root), mirror], log)
-            # Keep services from starting inside the chroot during installation.
-            policy = root / "usr/sbin/policy-rc.d"
-            policy.write_text("#!/bin/sh\nexit 101\n")
-            policy.chmod(0o755)
-            shutil.copyfile("/etc/resolv.conf", root / "etc/resolv.conf")
-            env = dict(os.environ, DEBIAN_FRONTEND="noninteractive", LC_ALL="C")
-            # /proc inside a private mount namespace so nothing leaks onto the host if we die.
-            inner = (f"mount -t proc proc {shlex.quote(str(root / 'proc'))} && "
-                     f"chroot {shlex.quote(str(root))} sh -ec 'apt-get update -q && "
-                     f"apt-get install -y -q --no-install-recommends {' '.join(PACKAGES)} && apt-get clean'")
-            _run(["unshare", "--mount", "--propagation", "private", "--", "sh", "-ec", inner], log, env=env)
-            # Clean: package lists, caches, docs, man pages, locales; the rootfs only runs kamailio.
-            for rel in ("var/lib/apt/lists", "var/cache/apt", "usr/share/doc", "usr/share/man",
-                        "usr/share/locale", "usr/share/info", "var/log"):
-                p = root / rel
-                if p.exists():
-                    shutil.rmtree(p)
-                    p.mkdir(parents=True)
-            (root / "etc/resolv.conf").write_text("")  # bound over at run time
-            tmp_tar = tarball.with_suffix(".partial")
-            _run(["tar", "--numeric-owner", "-C", str(root), "-I", "zstd -T0 -10", "-cf", str(tmp_tar), "."], log)
-            os.replace(tmp_tar, tarball)
+            _install_clean_pack(root, PACKAGES, tarball, log)
         return {"build_s": round(time.monotonic() - started, 1), "tarball_bytes": tarball.stat().st_size,
                 "log": str(log_path)}
     finally:
         shutil.rmtree(build_dir, ignore_errors=True)
 
 
+def build_derived_tarball(base: Path, tarball: Path, packages: t.Sequence[str], what: str,
+                          log_path: t.Optional[Path] = None) -> dict[str, t.Any]:
+    """``base`` (a tarball made by build_tarball) plus ``packages``, packed as ``tarball``. Returns figures."""
+    build = start_build(tarball, what, "derived-rootfs-", None, log_path)
+    root = build.build_dir / "root"
+    try:
+        with open(build.log_path, "w") as log:
+            root.mkdir()
+            _run(["tar", "--numeric-owner", "-C", str(root), "-I", "zstd", "-xf", str(base)], log)
+            _install_clean_pack(root, packages, tarball, log)
+        return {"build_s": round(time.monotonic() - build.started, 1), "tarball_bytes": tarball.stat().st_size,
+                "log": str(build.log_path)}
+    finally:
+        shutil.rmtree(build.build_dir, ignore_errors=True)
+
+
+def _extract(tarball: Path, extracted: Path, figures: dict[str, t.Any]) -> None:
+    """(Re-)extract ``tarball`` into ``extracted`` unless a stamp says this very tarball is there. Call locked."""
+    stamp = extracted / ".commsgw-extracted"
+    figures["tarball_bytes"] = tarball.stat().st_size
+    signature = f"{tarball.stat().st_size}:{int(tarball.stat().st_mtime)}"
+    if not (stamp.exists() and stamp.read_text() == signature):
+        started = time.monotonic()
+        if extracted.exists():
+            shutil.rmtree(extracted)
+        extracted.mkdir(parents=True)
+        subprocess.run(["tar", "--numeric-owner", "-C", str(extracted), "-I", "zstd", "-xf", str(tarball)],
+                       check=True, timeout=300, capture_output=True)
+        stamp.write_text(signature)
+        figures["extract_s"] = round(time.monotonic() - started, 1)
+
+
 def ensure_rootfs(cache_dir: Path = DEFAULT_CACHE_DIR) -> tuple[Path, dict[str, t.Any]]:
     """The extracted Kamailio 6.0 rootfs (built and cached on first use). Returns (dir, figures)."""
     tarball = cache_dir / TARBALL_NAME
     extracted = cache_dir / f"kamailio6-{SUITE}-rootfs-r{RECIPE_VERSION}"
-    stamp = extracted / ".commsgw-extracted"
     figures: dict[str, t.Any] = {"tarball": str(tarball), "built": False}
     with _locked(cache_dir / ".rootfs.lock"):
         if not tarball.exists():
             figures.update(build_tarball(tarball))
             figures["built"] = True
-        figures["tarball_bytes"] = tarball.stat().st_size
-        signature = f"{tarball.stat().st_size}:{int(tarball.stat().st_mtime)}"
-        if not (stamp.exists() and stamp.read_text() == signature):
-            started = time.monotonic()
-            if extracted.exists():
-                shutil.rmtree(extracted)
-            extracted.mkdir(parents=True)
-            subprocess.run(["tar", "--numeric-owner", "-C", str(extracted), "-I", "zstd", "-xf", str(tarball)],
-                           check=True, timeout=300, capture_output=True)
-            stamp.write_text(signature)
-            figures["extract_s"] = round(time.monotonic() - started, 1)
+        _extract(tarball, extracted, figures)
     return extracted, figures
 
 
@@ -290,6 +322,84 @@ def kamailio6_runtime(cache_dir: Path = DEFAULT_CACHE_DIR) -> KamailioRuntime:
     if rversion is None or version_tuple(rversion) < (6, 0):
         raise RuntimeError(f"rootfs {root} does not hold Kamailio >= 6.0 (got {rversion})")
     return KamailioRuntime(version=rversion, rootfs=root, origin=f"rootfs {root.name} ({figures})")
+
+
+# SIPp with TLS (``-t l1``) for TLS peers that are not a bottleneck. Debian 12's sip-tester (3.6.1) is
+# built without TLS, Debian 13's (3.7.3, wolfSSL) with it: on Debian 12 it runs from the Kamailio 6.0
+# rootfs above plus sip-tester, cached as its own tarball beside it (the tests' rootfs is unchanged).
+SIPP_TLS_PACKAGES = ("sip-tester",)
+SIPP_TLS_TARBALL_NAME = f"kamailio6-sipp-{SUITE}-rootfs-r{RECIPE_VERSION}.tar.zst"
+
+
+WOLFSSL_FD_SHIM_SOURCE = Path(__file__).resolve().parent / "sipp_wolfssl_fd.c"
+
+
+def sipp_supports_tls(binary: str, rootfs: t.Optional[Path] = None) -> bool:
+    argv = ([] if rootfs is None else ["chroot", str(rootfs)]) + [binary, "-h"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
+    return "l1: TLS" in out.stdout + out.stderr
+
+
+def sipp_version(binary: str, rootfs: t.Optional[Path] = None) -> str:
+    argv = ([] if rootfs is None else ["chroot", str(rootfs)]) + [binary, "-v"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
+    m = re.search(r"SIPp\s+(v\S+)", out.stdout + out.stderr)
+    return m.group(1).rstrip(".") if m else "unknown"
+
+
+def wolfssl_fd_shim(cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
+    """sipp_wolfssl_fd.c compiled (once, cached by its content) with the host's C compiler."""
+    source = WOLFSSL_FD_SHIM_SOURCE.read_bytes()
+    target = cache_dir / ("sipp-wolfssl-fd-%s.so" % hashlib.sha256(source).hexdigest()[:12])
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    with _locked(cache_dir / ".sipp-rootfs.lock"):
+        if not target.exists():
+            if not compiler:
+                raise RuntimeError("a C compiler is needed for the SIPp wolfSSL fix (apt-get install gcc)")
+            partial = target.with_suffix(".partial")
+            subprocess.run([compiler, "-shared", "-fPIC", "-O2", "-o", str(partial), str(WOLFSSL_FD_SHIM_SOURCE)],
+                           check=True, timeout=120, capture_output=True)
+            os.replace(partial, target)
+    return target
+
+
+def _needs_wolfssl_fd_shim(binary: str, rootfs: t.Optional[Path]) -> bool:
+    path = Path(str(rootfs) + binary) if rootfs is not None else Path(binary)
+    return b"wolfSSL_get_fd" in path.read_bytes()
+
+
+def ensure_sipp_tls_rootfs(cache_dir: Path = DEFAULT_CACHE_DIR) -> tuple[Path, dict[str, t.Any]]:
+    """The extracted Kamailio 6.0 rootfs plus sip-tester (built from the cached Kamailio 6.0 tarball)."""
+    ensure_rootfs(cache_dir)  # the base tarball
+    tarball = cache_dir / SIPP_TLS_TARBALL_NAME
+    extracted = cache_dir / f"kamailio6-sipp-{SUITE}-rootfs-r{RECIPE_VERSION}"
+    figures: dict[str, t.Any] = {"tarball": str(tarball), "built": False}
+    with _locked(cache_dir / ".sipp-rootfs.lock"):
+        if not tarball.exists():
+            figures.update(build_derived_tarball(cache_dir / TARBALL_NAME, tarball, SIPP_TLS_PACKAGES,
+                                                 "the SIPp TLS rootfs"))
+            figures["built"] = True
+        _extract(tarball, extracted, figures)
+    return extracted, figures
+
+
+def sipp_tls_runtime(cache_dir: Path = DEFAULT_CACHE_DIR) -> KamailioRuntime:
+    """A SIPp built with TLS: the host's (Debian 13) or sip-tester from Debian 13 in a cached rootfs
+    (Debian 12). ``version`` is SIPp's; ``preload`` the wolfSSL fix when SIPp uses wolfSSL (it does
+    on Debian 13). Run it with ``command([...env LD_PRELOAD..., runtime.binary, ...], binds=...)``;
+    harness.sipp does that."""
+    host = shutil.which("sipp")
+    if host and sipp_supports_tls(host):
+        root: t.Optional[Path] = None
+        binary, origin = host, "host"
+    else:
+        root, figures = ensure_sipp_tls_rootfs(cache_dir)
+        binary, origin = "/usr/bin/sipp", f"rootfs {root.name} ({figures})"
+        if not sipp_supports_tls(binary, root):
+            raise RuntimeError(f"SIPp in {root} has no TLS transport (-t l1)")
+    preload = wolfssl_fd_shim(cache_dir) if _needs_wolfssl_fd_shim(binary, root) else None
+    return KamailioRuntime(version=sipp_version(binary, root), rootfs=root, binary=binary, origin=origin,
+                           preload=preload)
 
 
 if __name__ == "__main__":  # manual use: python -m tests.harness.rootfs -> builds/reuses and prints figures

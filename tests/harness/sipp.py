@@ -35,6 +35,8 @@ REASONS = {200: "OK", 403: "Forbidden", 404: "Not Found", 408: "Request Timeout"
            400: "Bad Request", 480: "Temporarily Unavailable", 486: "Busy Here", 500: "Server Internal Error",
            502: "Bad Gateway", 503: "Service Unavailable", 504: "Server Time-out", 513: "Message Too Large",
            603: "Decline"}
+# SIPp's -t per transport: one socket each, so every message comes from address:port.
+TRANSPORT_FLAGS = {"udp": "u1", "tcp": "t1", "tls": "l1"}
 _ENTRY_RE = re.compile(r"^-{20,} (\S+[ \t]+\S+)[ \t]*$", re.MULTILINE)
 
 
@@ -119,9 +121,13 @@ def parse_message_log(path: Path) -> list[Message]:
 
 
 class _Sipp:
-    def __init__(self, name: str, workdir: Path) -> None:
+    def __init__(self, name: str, workdir: Path, runtime: t.Any = None) -> None:
         # Message tracing costs SIPp most of its throughput; the bench turns it off.
         self.trace = True
+        # A harness.rootfs.KamailioRuntime for a SIPp other than the host's (sipp_tls_runtime: one
+        # with TLS); it sees the work dir and ``binds`` (e.g. certificates) at their host paths.
+        self.runtime = runtime
+        self.binds: list[Path] = []
         self.name = name
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -134,8 +140,14 @@ class _Sipp:
     def _spawn(self, args: list[str]) -> None:
         with open(self.output, "ab") as out:
             trace = ["-trace_msg", "-message_file", str(self.message_log)] if self.trace else []
-            self.proc = subprocess.Popen([SIPP, *args, "-nostdin", *trace, "-trace_err", "-error_file",
-                                          str(self.error_file)],
+            argv = [SIPP, *args, "-nostdin", *trace, "-trace_err", "-error_file", str(self.error_file)]
+            if self.runtime is not None:
+                # unshare + sh + chroot (+ env) all exec, so the process started here is SIPp itself.
+                preload = self.runtime.preload
+                argv = self.runtime.command((["/usr/bin/env", "LD_PRELOAD=%s" % preload] if preload else [])
+                                            + [self.runtime.binary] + argv[1:],
+                                            binds=[self.workdir, *self.binds] + ([preload] if preload else []))
+            self.proc = subprocess.Popen(argv,
                                          stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                          cwd=str(self.workdir), start_new_session=True)
 
@@ -162,11 +174,17 @@ class _Sipp:
 
 
 class SippPeer(_Sipp):
-    """An ACG peer on ``address``:``port`` answering INVITEs with ``code``."""
+    """An ACG peer on ``address``:``port`` answering INVITEs with ``code``.
+
+    ``transport="tls"`` needs a SIPp with TLS (``runtime``, see harness.rootfs.sipp_tls_runtime) and
+    ``tls``: (certificate, key, CA or None); with a CA, SIPp requires and verifies a client
+    certificate (mutual TLS). SIPp does not look at SNI."""
 
     def __init__(self, name: str, workdir: Path, address: str, port: int = 5060, code: t.Optional[int] = 200,
-                 answer_options: bool = True, transport: str = "udp") -> None:
-        super().__init__(name, workdir)
+                 answer_options: bool = True, transport: str = "udp", runtime: t.Any = None,
+                 tls: t.Optional[tuple[Path, Path, t.Optional[Path]]] = None) -> None:
+        super().__init__(name, workdir, runtime)
+        self.tls = tls
         self.address = address
         self.port = port
         self.code = code
@@ -176,10 +194,16 @@ class SippPeer(_Sipp):
     def start(self) -> "SippPeer":
         scenario = self.workdir / ("%s.xml" % self.name)
         scenario.write_text(uas_scenario(self.code, self.answer_options))
-        # -t u1 / t1: one socket, so every message comes from address:port (what the ACL and the
+        # -t u1 / t1 / l1: one socket, so every message comes from address:port (what the ACL and the
         # dispatcher see).
+        tls: list[str] = []
+        if self.transport == "tls":
+            assert self.tls is not None, "a TLS peer needs tls=(certificate, key, CA or None)"
+            cert, key, ca = self.tls
+            tls = ["-tls_cert", str(cert), "-tls_key", str(key)] + (["-tls_ca", str(ca)] if ca else [])
+            self.binds = sorted({Path(f).resolve().parent for f in self.tls if f is not None})
         self._spawn(["-sf", str(scenario), "-i", str(self.address), "-p", str(self.port),
-                     "-t", "u1" if self.transport == "udp" else "t1", "-bind_local", "-max_socket", "100"])
+                     "-t", TRANSPORT_FLAGS[self.transport], "-bind_local", "-max_socket", "100", *tls])
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
@@ -235,7 +259,7 @@ class SippCaller(_Sipp):
               timeout_s: int = 60) -> "SippCaller":
         scenario = self.workdir / ("%s.xml" % self.name)
         scenario.write_text(uac_scenario(self.user, self.expect, self.hold_ms, self.extra_headers, self.contact_user))
-        args = [self.target, "-sf", str(scenario), "-i", self.address, "-t", "u1" if self.transport == "udp" else "t1",
+        args = [self.target, "-sf", str(scenario), "-i", self.address, "-t", TRANSPORT_FLAGS[self.transport],
                 "-m", str(count), "-r", str(rate), "-l", str(limit), "-recv_timeout", str(recv_timeout_ms),
                 "-timeout", "%ds" % timeout_s, "-trace_stat", "-stf", str(self.stat_file), "-fd", "1", "-bind_local"]
         if self.port:
