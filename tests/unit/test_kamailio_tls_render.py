@@ -210,3 +210,7 @@ def test_in_dialog_requests_to_acg_are_sent_once_more_when_lost_on_a_closing_con
     assert body.index("$avp(commsgw_dialog_resent) != $null") < body.index("$avp(commsgw_dialog_resent) = 1") \
         < body.index("t_relay()")
     assert "$xavp(tls=>server_name) = $avp(commsgw_dialog_tls)" in body
+    # A send that fails at once (t_relay false) is tried once more there and then.
+    failed_send = in_dialog_relay[in_dialog_relay.index("if (!t_relay()) {"):]
+    assert failed_send.index("$avp(commsgw_dialog_resent) = 1;") < failed_send.index("if (t_relay()) {") \
+        < failed_send.index("sl_reply_error();")
