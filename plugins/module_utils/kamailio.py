@@ -130,10 +130,8 @@ def dispatcher_sets(trunk_groups: t.Sequence[t.Mapping[str, t.Any]], acg_socket:
                         raise KamailioViewError("%s target %s resolves to %s, outside %s" % (
                             group["srv_name"], peer["target"], address, ", ".join(group["ip_ranges"])))
                     attrs = "rweight=%d;socket=%s" % (rweight, acg_socket)
-                    tls_name = None
                     if transport == "tls":
-                        tls_name = peer.get("hostname") or group["hostname"]
-                        attrs += ";tls=%s" % tls_name
+                        attrs += ";tls=%s" % (peer.get("hostname") or group["hostname"])
                         if flags & DS_FLAG_PROBING:
                             attrs += ";obproxy=%s" % ping_relay_uri(acg_socket)
                     destinations.append({
@@ -142,7 +140,6 @@ def dispatcher_sets(trunk_groups: t.Sequence[t.Mapping[str, t.Any]], acg_socket:
                         "priority": 65535 - priority,
                         "rweight": rweight,
                         "attrs": "%s;target=%s" % (attrs, peer["target"]),
-                        "tls_name": tls_name,
                         "target": peer["target"],
                         "address": address,
                         "port": int(peer["port"]),

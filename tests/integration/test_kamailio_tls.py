@@ -26,7 +26,7 @@ import pytest
 from harness import pki as pkimod
 from harness import rootfs
 from harness.tools import needs
-from harness.kamailio import BlockLease, KamailioProcess, Topology
+from harness.kamailio import BlockLease, KamailioError, KamailioProcess, Topology
 from harness.sipp import SippCaller, SippPeer
 from harness.tls_front import Connection, TlsFront, tls_client
 
@@ -319,7 +319,7 @@ def _address_reload(lab: TlsLab, timeout_s: float = 10.0) -> None:
         try:
             lab.kamailio.rpc("permissions.addressReload")
             return
-        except Exception as exc:  # KamailioError "ongoing reload"
+        except KamailioError as exc:
             if "ongoing reload" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.5)

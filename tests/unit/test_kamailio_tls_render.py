@@ -207,10 +207,10 @@ def test_in_dialog_requests_to_acg_are_sent_once_more_when_lost_on_a_closing_con
     assert resend, cfg
     body = resend.group(1)
     assert 't_check_status("477")' in body and "t_branch_timeout() && !t_branch_replied()" in body
-    assert body.index("$avp(commsgw_dialog_resent) != $null") < body.index("$avp(commsgw_dialog_resent) = 1") \
-        < body.index("t_relay()")
-    assert "$xavp(tls=>server_name) = $avp(commsgw_dialog_tls)" in body
+    assert body.index("$avp(commsgw_dialog_resent) != $null") < body.index("route(COMMSGW_TLS_RESEND)")
+    once_more = _route(cfg, "COMMSGW_TLS_RESEND")
+    assert once_more.index("$avp(commsgw_dialog_resent) = 1") < once_more.index("t_relay()")
+    assert "$xavp(tls=>server_name) = $avp(commsgw_dialog_tls)" in once_more
     # A send that fails at once (t_relay false) is tried once more there and then.
     failed_send = in_dialog_relay[in_dialog_relay.index("if (!t_relay()) {"):]
-    assert failed_send.index("$avp(commsgw_dialog_resent) = 1;") < failed_send.index("if (t_relay()) {") \
-        < failed_send.index("sl_reply_error();")
+    assert failed_send.index("route(COMMSGW_TLS_RESEND)") < failed_send.index("sl_reply_error();")
