@@ -50,6 +50,9 @@ LOCAL_SEND_FAILURE_CODE = 477
 DEFAULT_FR_INV_TIMER_MS = 120000
 
 _VERSION_RE = re.compile(r"version:\s*kamailio\s+(\d+)\.(\d+)\.(\d+)", re.IGNORECASE)
+# The version the files are rendered for: exactly N.N.N (\Z, not $: no trailing newline), since it is
+# written into a comment of kamailio.cfg, where a newline would start a live line.
+_EXACT_VERSION_RE = re.compile(r"^[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}\Z")
 
 
 class KamailioViewError(ValueError):
@@ -62,6 +65,15 @@ def parse_kamailio_version(output: str) -> str:
     if not match:
         raise ValueError("no 'version: kamailio X.Y.Z' line in: %r" % (output or "")[:200])
     return ".".join(match.groups())
+
+
+def check_version(version: t.Any) -> str:
+    """``version`` when it is exactly N.N.N, else a KamailioViewError naming ``kamailio_version``."""
+    if not isinstance(version, str) or not _EXACT_VERSION_RE.match(version):
+        raise KamailioViewError(
+            "kamailio_version: %r is not a Kamailio version; expected N.N.N, e.g. 6.0.1 (from -e kamailio_version, "
+            "else the 'version: kamailio X.Y.Z' line of `kamailio -v` on the target)" % (version,))
+    return version
 
 
 def version_tuple(version: str) -> tuple[int, int, int]:
@@ -304,6 +316,7 @@ def mcp_view(plan: t.Mapping[str, t.Any], acg_socket: str, transport: str, core:
 
 def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], version: str) -> dict[str, t.Any]:
     """Translate ``plan`` + normalised ``settings`` (``sbc_settings``) for Kamailio ``version``."""
+    version = check_version(version)
     groups = plan["trunk_groups"]
     transports = {g["transport"] for g in groups}
     if len(transports) != 1:

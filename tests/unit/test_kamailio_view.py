@@ -150,6 +150,22 @@ def test_version_thresholds() -> None:
         parse_kamailio_version("kamailio: command not found")
 
 
+@pytest.mark.parametrize("version", [
+    "6.0.1\nloadmodule \"evil.so\"", "6.0.1\n", "6.0", "6.0.1-dev", " 6.0.1", "6.0.1;", "", "None", "6.0.1.2",
+])
+def test_a_version_that_is_not_n_n_n_is_refused_naming_kamailio_version(version: str) -> None:
+    """kamailio_version is written into a comment of kamailio.cfg: a newline there starts a live line
+    (issue 13), so only N.N.N renders."""
+    with pytest.raises(KamailioRenderError, match=r"^kamailio_version: .* expected N\.N\.N, e\.g\. 6\.0\.1"):
+        render_kamailio(_plan(), SETTINGS, version)
+
+
+def test_an_exact_version_renders_into_the_comment_only() -> None:
+    cfg = render_kamailio(_plan(), SETTINGS, "5.6.3")["kamailio.cfg"]
+    assert [line for line in cfg.splitlines() if "5.6.3" in line] == [
+        line for line in cfg.splitlines() if line.startswith("# Kamailio 5.6.3.")]
+
+
 @pytest.mark.parametrize("raw,path", [
     ({"core_listen": {"address": "10.0.0.1"}, "core_next_hop": "10.0.0.2:5060"}, "acg_listen.address"),
     (dict(SETTINGS, acg_listen={"address": "0.0.0.0"}), "acg_listen.address"),
