@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import typing as t
 
 ERROR = "error"
@@ -27,14 +28,18 @@ class Finding:
         """One readable line: where, what, what we got and what we expected."""
         rule = " [%s]" % self.rule if self.rule else ""
         return "%s: %s (got %s; expected %s)%s" % (
-            self.path, self.message, _show(self.value), self.expected, rule)
+            self.path, self.message, show_value(self.value), self.expected, rule)
 
     def as_dict(self) -> dict[str, t.Any]:
         return dataclasses.asdict(self)
 
 
-def _show(value: t.Any) -> str:
-    text = repr(value)
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def show_value(value: t.Any) -> str:
+    # A non-ASCII letter (a Cyrillic look-alike) is shown by its code point, never printed as is.
+    text = _NON_ASCII.sub(lambda m: "<U+%04X>" % ord(m.group()), repr(value))
     return text if len(text) <= 80 else text[:77] + "..."
 
 

@@ -107,6 +107,8 @@ class Deployment:
     emergency_dial_strings: list[t.Any] = dataclasses.field(
         default_factory=lambda: list(DEFAULT_EMERGENCY_DIAL_STRINGS))
     mcp: Mcp = dataclasses.field(default_factory=Mcp)
+    # Whether the inventory wrote an ``mcp:`` block (its settings only act where regions have mcp_hostname).
+    mcp_given: bool = False
     sbcs: list[Sbc] = dataclasses.field(default_factory=list)
 
     def region_named(self, name: t.Any) -> t.Optional[ServiceRegion]:
@@ -123,6 +125,12 @@ _REGION_FIELDS = {"name": str, "azure_region": str, "hostname": str, "ip_ranges"
 _REQUIRED_REGION = ("name", "azure_region", "hostname", "ip_ranges")
 _SITE_FIELDS = {"name": str, "service_region": str}
 _TYPE_NAMES = {str: "a string", bool: "true or false", list: "a list", dict: "a mapping", int: "an integer"}
+# Fields operators reach for that the contract fixes: refused with the reason, not as a mere typo.
+_FIXED_FIELDS = {
+    "routing.retry_codes": ("is not configurable: the retry set is fixed by ACG",
+                            "no retry_codes; the SBC retries 408, 503, 504 and no answer on another local peer "
+                            "(R-14) and never retries any other error (R-16)", "R-16"),
+}
 
 
 def _read_mapping(raw: t.Any, path: str, fields: dict[str, type], required: t.Iterable[str],
@@ -138,6 +146,10 @@ def _read_mapping(raw: t.Any, path: str, fields: dict[str, type], required: t.It
     good: dict[str, t.Any] = {}
     for key, value in raw.items():
         where = prefix + str(key)
+        if where in _FIXED_FIELDS:
+            message, expected, rule = _FIXED_FIELDS[where]
+            findings.error(where, message, expected, value, rule)
+            continue
         if key not in fields:
             findings.error(where, "is not a known field", "one of: " + ", ".join(sorted(fields)), value)
             continue
@@ -175,4 +187,5 @@ def parse_deployment(raw: t.Any, sbcs: t.Sequence[Sbc], findings: Findings) -> D
                          "on_all_failed": str}, (), findings)
     # A fresh default list per deployment: plans must never share mutable state.
     deployment.mcp = Mcp(**{**MCP_DEFAULTS, "match": list(MCP_DEFAULT_MATCH), **mcp})
+    deployment.mcp_given = "mcp" in fields
     return deployment

@@ -13,8 +13,9 @@ from __future__ import annotations
 import ipaddress
 import re
 import typing as t
+import unicodedata
 
-from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
+from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings, show_value
 from ansible_collections.commsgw.routing.plugins.module_utils.model import (
     ACG_TRANSPORTS, DEPLOYMENT_TYPES, MCP_ALL_FAILED, MCP_MATCHES, MCP_POLICIES, PLATFORMS, ROUTING_LIMITS,
     Deployment, Sbc, parse_deployment)
@@ -45,6 +46,14 @@ def fqdn_problem(value: str, min_labels: int = 2) -> t.Optional[str]:
         return "is empty or longer than 253 characters"
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value):
         return "contains whitespace or control characters"
+    foreign = next(((pos, ch) for pos, ch in enumerate(value) if ord(ch) > 127), None)
+    if foreign is not None:
+        # A look-alike letter (Cyrillic 'а' for 'a') prints like the real one: show code points, never the letter.
+        pos, ch = foreign
+        label = next(label for label in value.split(".") if ch in label)
+        return ("has an invalid label %s: the non-ASCII character U+%04X (%s) at position %d (host names are ASCII "
+                "letters, digits and '-'; a look-alike letter?)"
+                % (show_value(label), ord(ch), unicodedata.name(ch, "unnamed"), pos))
     # One trailing dot (an absolute name) is fine; 'a.b..' is an empty label, not a root.
     labels = (value[:-1] if value.endswith(".") else value).split(".")
     if len(labels) < min_labels:
@@ -55,6 +64,14 @@ def fqdn_problem(value: str, min_labels: int = 2) -> t.Optional[str]:
     if labels[-1].isdigit():
         return "has an all-numeric top-level label"
     return None
+
+
+def deployment_label(name: t.Any, host: t.Optional[str] = None) -> str:
+    """How messages call a deployment: its name, or (missing or unsafe) what it is and who sees it."""
+    if isinstance(name, str) and NAME_RE.match(name):
+        return name
+    what = "without a name" if name is None else "with the invalid name %s" % show_value(name)
+    return "(%s%s)" % (what, ", as host %s sees it" % host if host else "")
 
 
 class _Rules:
@@ -329,6 +346,11 @@ class _Rules:
 
     def mcp(self) -> None:
         with_mcp = [r for r in self.d.service_regions if r.mcp_hostname is not None]
+        if self.d.mcp_given and not with_mcp and "service_regions" not in self.bad \
+                and not any(r.path + ".mcp_hostname" in self.bad for r in self.d.service_regions):
+            self.f.warn("mcp", "is set but no service region has an mcp_hostname: these settings do nothing",
+                        "an mcp_hostname in every service region (from the Azure portal), or no mcp block", None,
+                        "R-18")
         if with_mcp and len(with_mcp) != len(self.d.service_regions):
             for region in self.d.service_regions:
                 # A present but mistyped mcp_hostname was reported as such, not as missing.
@@ -400,7 +422,7 @@ class _Rules:
                 self.f.error(sbc.path + ".commsgw_site", "is missing", "one of: " + ", ".join(map(str, site_names)),
                              None, "R-03")
             elif sites_known and sbc.site not in site_names:
-                self.f.error(sbc.path + ".commsgw_site", "names no site of deployment %s" % self.d.name,
+                self.f.error(sbc.path + ".commsgw_site", "names no site of deployment %s" % deployment_label(self.d.name),
                              "one of: " + ", ".join(map(str, site_names)), sbc.site, "R-03")
             served.add(sbc.site)
             if sbc.platform not in PLATFORMS:

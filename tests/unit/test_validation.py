@@ -416,7 +416,45 @@ def test_mcp_continue_next_hop_rejects(hop: str) -> None:
 def test_mcp_settings_without_mcp_hostnames_need_no_next_hop() -> None:
     raw = production()
     raw["mcp"] = {"policy": "continue"}
-    assert check(raw) == ([], [])
+    errors, warnings = check(raw)
+    assert errors == [] and [(f.path, f.rule) for f in warnings] == [("mcp", "R-18")]
+
+
+def test_mcp_block_without_any_mcp_hostname_is_flagged() -> None:
+    """An mcp: block does nothing when no region has an mcp_hostname: say so, naming mcp (issue 13)."""
+    raw = production()
+    raw["mcp"] = {"policy": "retry", "hold_down_s": 30}
+    errors, warnings = check(raw)
+    assert errors == []
+    assert [(f.path, f.message) for f in warnings] == [
+        ("mcp", "is set but no service region has an mcp_hostname: these settings do nothing")]
+    assert "mcp_hostname in every service region" in warnings[0].expected
+    # No mcp block, or MCP on every region: nothing to say.
+    assert check(production()) == ([], []) and check(production_mcp()) == ([], [])
+
+
+@pytest.mark.parametrize("where", ["hostname", "mcp_hostname"])
+def test_lookalike_letter_in_a_hostname_is_shown_by_code_point(where: str) -> None:
+    """A Cyrillic 'а' (U+0430) looks like 'a': the message names the code point, never prints the letter."""
+    raw = production_mcp()
+    raw["service_regions"][1][where] = "pstn-region2.contoso.comms\u0430zure.example"
+    errors = check(raw)[0]
+    assert [(f.path, f.rule) for f in errors] == [("service_regions[1].%s" % where, "R-06")]
+    line = errors[0].render()
+    assert "U+0430 (CYRILLIC SMALL LETTER A)" in line and "comms<U+0430>zure" in line
+    assert "\u0430" not in line and line.isascii()
+
+
+def test_routing_retry_codes_is_refused_as_fixed_by_acg() -> None:
+    raw = production()
+    raw["routing"] = {"retry_codes": [503, 500]}
+    errors = check(raw)[0]
+    assert [(f.path, f.rule) for f in errors] == [("routing.retry_codes", "R-16")]
+    assert errors[0].message == "is not configurable: the retry set is fixed by ACG"
+    assert "408, 503, 504" in errors[0].expected and "R-16" in errors[0].expected
+    # Any other unknown routing key stays a plain typo.
+    raw["routing"] = {"retry_code": [503]}
+    assert [f.message for f in check(raw)[0]] == ["is not a known field"]
 
 
 @pytest.mark.parametrize("hold, ok", [(1, True), (3600, True), (3601, False), (-5, False)])
