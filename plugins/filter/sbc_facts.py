@@ -8,7 +8,10 @@ short_description: Extract the commsgw variables of every SBC host from hostvars
 version_added: 0.1.0
 description:
   - Returns a mapping of host name to the variables commsgw.routing reads about it
-    (C(commsgw_deployment), C(commsgw_site), C(commsgw_sbc_platform), C(commsgw_sbc)).
+    (C(commsgw_deployment), C(commsgw_site), C(commsgw_sbc_platform), C(commsgw_sbc), and the DNS settings
+    C(commsgw_dns_nameservers), C(commsgw_dns_port), C(commsgw_dns_timeout)).
+  - C(commsgw_site_groups) (group name to its C(commsgw_site)) is added for a host whose groups set different
+    sites, so that validation can refuse it instead of silently using the site Ansible merged last.
   - Hosts without C(commsgw_deployment) are left out. Pass the result as O(commsgw.routing.validate_inventory#module:hosts).
 positional: hosts
 options:
@@ -37,7 +40,11 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-SBC_VARS = ("commsgw_deployment", "commsgw_site", "commsgw_sbc_platform", "commsgw_sbc")
+from ansible_collections.commsgw.routing.plugins.plugin_utils.site_groups import site_groups
+
+SBC_VARS = ("commsgw_deployment", "commsgw_site", "commsgw_sbc_platform", "commsgw_sbc",
+            # DNS settings may live in the deployment's group_vars, which only its hosts see.
+            "commsgw_dns_nameservers", "commsgw_dns_port", "commsgw_dns_timeout")
 
 
 def sbc_facts(hostvars, hosts):
@@ -49,6 +56,10 @@ def sbc_facts(hostvars, hosts):
         if "commsgw_deployment" not in variables:
             continue
         facts[host] = {name: variables[name] for name in SBC_VARS if name in variables}
+        # Several groups setting different sites: hostvars only show the one Ansible merged last.
+        groups = site_groups(hostvars, host)
+        if len({repr(site) for site in groups.values()}) > 1:
+            facts[host]["commsgw_site_groups"] = groups
     return facts
 
 

@@ -10,24 +10,29 @@ says which site it belongs to (``commsgw_site``) and which platform it runs
 
 from __future__ import annotations
 
+import dataclasses
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Finding, Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Deployment, Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import SBC_VAR, parse_sbc_settings
-from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
+from ansible_collections.commsgw.routing.plugins.module_utils.validation import deployment_label, validate_deployment
 
 DEPLOYMENT_VAR = "commsgw_deployment"
 SITE_VAR = "commsgw_site"
 PLATFORM_VAR = "commsgw_sbc_platform"
+# Set by the sbc_facts filter for a host whose groups set different sites (group name -> its site).
+SITE_GROUPS_VAR = "commsgw_site_groups"
 
 
 def collect_deployments(hostvars: t.Mapping[str, t.Mapping[str, t.Any]]) -> list[dict[str, t.Any]]:
     """Group SBC hosts by deployment: ``[{"deployment": raw mapping, "sbcs": [...], "conflicts": [...]}]``.
 
     Hosts of one deployment must all see the same deployment facts; a host that sees different
-    facts under the same name (a group_vars typo, a stale host_vars copy) is reported as a conflict.
+    facts under the same name (two deployments given one name, a group_vars typo, a stale host_vars
+    copy) is reported as a conflict, and each other set of facts (``variants``: raw mapping and the
+    hosts that see it) is validated too.
     """
     by_name: dict[str, dict[str, t.Any]] = {}
     for host in sorted(hostvars):
@@ -35,22 +40,50 @@ def collect_deployments(hostvars: t.Mapping[str, t.Mapping[str, t.Any]]) -> list
         raw = variables.get(DEPLOYMENT_VAR)
         if raw is None:
             continue
-        name = str(raw.get("name")) if isinstance(raw, dict) else "<invalid>"
-        entry = by_name.setdefault(name, {"deployment": raw, "sbcs": [], "conflicts": [], "first_host": host})
+        name = raw.get("name") if isinstance(raw, dict) else None
+        key = name if isinstance(name, str) else "\0unnamed %r" % (name,)
+        entry = by_name.setdefault(key, {"label": deployment_label(name, host), "deployment": raw, "sbcs": [],
+                                         "conflicts": [], "variants": [], "first_host": host})
         if raw != entry["deployment"]:
             entry["conflicts"].append(host)
+            variant = next((v for v in entry["variants"] if v["deployment"] == raw), None)
+            if variant is None:
+                entry["variants"].append({"deployment": raw, "hosts": [host]})
+            else:
+                variant["hosts"].append(host)
         entry["sbcs"].append({"host": host, "site": variables.get(SITE_VAR),
                               "platform": variables.get(PLATFORM_VAR, "kamailio")})
         entry.setdefault("settings", {})[host] = variables.get(SBC_VAR)
+        if variables.get(SITE_GROUPS_VAR):
+            entry.setdefault("site_groups", {})[host] = variables[SITE_GROUPS_VAR]
     return [by_name[name] for name in sorted(by_name)]
 
 
-def _conflict_findings(entry: dict[str, t.Any]) -> list[Finding]:
+def _conflict_findings(entry: dict[str, t.Any], sbcs: list[Sbc]) -> list[Finding]:
     findings = Findings()
-    for host in entry["conflicts"]:
-        findings.error("hosts[%s].%s" % (host, DEPLOYMENT_VAR),
-                       "differs from what host %s sees for the same deployment" % entry["first_host"],
-                       "one set of deployment facts per deployment name (check group_vars/host_vars)", host)
+    for variant in entry["variants"]:
+        hosts = variant["hosts"]
+        for host in hosts:
+            findings.error("hosts[%s].%s" % (host, DEPLOYMENT_VAR),
+                           "differs from what host %s sees under the same deployment name %s: two deployments "
+                           "share one name, or one host's copy drifted" % (entry["first_host"], entry["label"]),
+                           "one set of deployment facts per deployment name (check group_vars/host_vars)", host)
+        # The other facts get the full check as well, so that fixing the name reveals nothing new.
+        dummy, other = validate_deployment(variant["deployment"], sbcs)
+        for finding in other.items:
+            findings.extend([dataclasses.replace(finding, path="hosts[%s].%s.%s" % (
+                hosts[0], DEPLOYMENT_VAR, finding.path))])
+    return findings.items
+
+
+def _site_group_findings(entry: dict[str, t.Any]) -> list[Finding]:
+    findings = Findings()
+    for host, groups in sorted(entry.get("site_groups", {}).items()):
+        names = sorted(groups)
+        findings.error("hosts[%s].%s" % (host, SITE_VAR),
+                       "is set by more than one group the host is in: %s; Ansible silently keeps one of them"
+                       % ", ".join("%s (%s: %s)" % (g, SITE_VAR, groups[g]) for g in names),
+                       "the host in exactly one site group (one site per SBC host)", names)
     return findings.items
 
 
@@ -77,9 +110,10 @@ def validate_inventory(hostvars: t.Mapping[str, t.Mapping[str, t.Any]],
     for entry in collect_deployments(hostvars):
         sbcs = [Sbc(**sbc) for sbc in entry["sbcs"]]
         deployment, findings = validate_deployment(entry["deployment"], sbcs)
-        findings.extend(_conflict_findings(entry))
+        findings.extend(_conflict_findings(entry, sbcs))
+        findings.extend(_site_group_findings(entry))
         findings.extend(_sbc_settings_findings(entry, deployment, require_sbc_settings))
-        reports.append({"name": deployment.name, "model": deployment if not findings.errors else None,
+        reports.append({"name": entry["label"], "model": deployment if not findings.errors else None,
                         "errors": findings.errors, "warnings": findings.warnings})
     return reports
 

@@ -104,3 +104,42 @@ def test_render_warnings_separately() -> None:
     assert [line.split(":")[0:2] for line in render_findings(reports, "warnings")] == [
         ["deployment lab", " emergency_dial_strings"]]
     assert reports[0]["model"] is not None  # warnings alone do not block planning
+
+
+def test_two_deployments_with_one_name_are_both_validated_and_named() -> None:
+    """Two deployments given the same name: the second one's facts are validated too, and the error names
+    the hosts that see each (issue 13)."""
+    lab = load_hostvars(INVENTORIES / "lab")["lab-sbc-1"]["commsgw_deployment"]
+    other = copy.deepcopy(lab)
+    other["emergency_dial_strings"] = ["11x"]
+    other["routing"] = {"invite_timer_ms": 10}
+    hostvars = {"a": _host(lab, "lab"), "b": _host(other, "lab"), "c": _host(other, "lab")}
+    reports = validate_inventory(hostvars)
+    assert len(reports) == 1 and reports[0]["model"] is None
+    errors = {f.path: f for f in reports[0]["errors"]}
+    assert sorted(errors) == [
+        "hosts[b].commsgw_deployment", "hosts[b].commsgw_deployment.emergency_dial_strings[0]",
+        "hosts[b].commsgw_deployment.routing.invite_timer_ms", "hosts[c].commsgw_deployment"]
+    message = errors["hosts[b].commsgw_deployment"].message
+    assert "host a" in message and "two deployments share one name" in message and "lab" in message
+
+
+def test_a_deployment_without_a_name_is_not_called_none() -> None:
+    lab = copy.deepcopy(load_hostvars(INVENTORIES / "lab")["lab-sbc-1"]["commsgw_deployment"])
+    del lab["name"]
+    lines = render_findings(validate_inventory({"sbc-x": _host(lab, "lab")}))
+    assert lines and not any(line.startswith("deployment None") for line in lines), lines
+    assert lines[0].startswith("deployment (without a name, as host sbc-x sees it): name: is missing")
+    lab["name"] = "bad name\nloadmodule"
+    lines = render_findings(validate_inventory({"sbc-x": _host(lab, "lab")}))
+    assert lines[0].startswith("deployment (with the invalid name 'bad name\\nloadmodule', as host sbc-x sees it):")
+    assert all("\n" not in line for line in lines)
+
+
+def test_host_in_two_site_groups_is_refused_naming_both() -> None:
+    """sbc_facts adds commsgw_site_groups when a host's groups set different sites (see the playbook test)."""
+    lab = load_hostvars(INVENTORIES / "lab")["lab-sbc-1"]["commsgw_deployment"]
+    hostvars = {"a": _host(lab, "lab", commsgw_site_groups={"site_lab": "lab", "site_zz": "zz"})}
+    errors = validate_inventory(hostvars)[0]["errors"]
+    assert [(f.path, f.value) for f in errors] == [("hosts[a].commsgw_site", ["site_lab", "site_zz"])]
+    assert "site_lab (commsgw_site: lab), site_zz (commsgw_site: zz)" in errors[0].message
