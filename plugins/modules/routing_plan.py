@@ -62,6 +62,10 @@ host_plans:
   description: The routing plan of each SBC host's site, keyed by host name.
   returned: success
   type: dict
+problems:
+  description: Every inventory error, one per line (the task then fails and builds no plan).
+  returned: failure
+  type: str
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -81,8 +85,9 @@ def outcome(params):
     reports = validate_inventory(params["hosts"], params["require_sbc_settings"])
     errors = render_findings(reports, "errors")
     if errors:
-        return True, {"changed": False, "errors": errors,
-                      "msg": "no plan: %d problem(s) in the inventory:\n%s" % (len(errors), "\n".join(errors))}
+        # Each problem once: Ansible prints msg twice (task error and result), problems once.
+        return True, {"changed": False, "problems": "".join(line + "\n" for line in errors),
+                      "msg": "no plan: the inventory has %d error(s), listed once below in problems" % len(errors)}
     plans = {}
     host_plans = {}
     for report in reports:

@@ -86,8 +86,8 @@ answers:
           target: sbc1.pstn-region1.contoso.commsgw.azure.com
           addresses: [20.82.160.17]
 findings:
-  description: Every finding as a mapping.
-  returned: always
+  description: Every finding as a mapping (a failed audit lists its errors in RV(problems) only).
+  returned: success
   type: list
   elements: dict
   sample:
@@ -99,23 +99,28 @@ findings:
       value: servfail
       rule: R-10
 errors:
-  description: Every error as one readable line.
-  returned: always
+  description: Every error as one readable line (none on success).
+  returned: success
   type: list
   elements: str
 warnings_found:
   description: Every warning as one readable line (C(warnings) is reserved by Ansible for displayed warnings).
-  returned: always
+  returned: success
   type: list
   elements: str
+problems:
+  description: When the audit fails, every error, one per line (listed only here, so that the play shows each once).
+  returned: failure
+  type: str
 """
 
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.dns_settings import nameserver_problems
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
     ResolverSettings, require_dnspython, resolve_deployment)
-from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
+from ansible_collections.commsgw.routing.plugins.module_utils.validation import deployment_label, validate_deployment
 
 
 def _placeholder_sbcs(raw):
@@ -144,14 +149,21 @@ def main():
         module.fail_json(msg="port must be 1-65535, got %d" % params["port"])
     if not params["timeout"] > 0:
         module.fail_json(msg="timeout must be positive, got %s" % params["timeout"])
+    if params["nameservers"] is not None:
+        problems = nameserver_problems(params["nameservers"], "nameservers (commsgw_dns_nameservers)")
+        if problems:
+            module.fail_json(msg="; ".join(problems))
 
     raw = params["deployment"]
     deployment, invalid = validate_deployment(raw, _placeholder_sbcs(raw))
+    label = deployment_label(raw.get("name"))
+    # A failed result shows each problem once, as a line of problems: Ansible prints msg twice (task error
+    # and result), warnings once (module.warn) and every other key once.
     if invalid.errors:
         lines = [f.render() for f in invalid.errors]
-        module.fail_json(msg="deployment %s does not pass validation; fix it before the SRV audit:\n%s"
-                         % (deployment.name, "\n".join(lines)),
-                         answers={}, findings=[f.as_dict() for f in invalid.errors], errors=lines, warnings_found=[])
+        module.fail_json(msg="deployment %s does not pass validation (%d error(s), listed once below in problems); "
+                         "fix it before the SRV audit" % (label, len(lines)), answers={},
+                         problems="".join(line + "\n" for line in lines))
 
     settings = ResolverSettings(nameservers=params["nameservers"] or None, port=params["port"],
                                 timeout_s=params["timeout"])
@@ -161,13 +173,13 @@ def main():
     warnings = [f.render() for f in findings if f.severity == "warning"]
     for line in warnings:
         module.warn(line)
-    result = {"changed": False, "answers": answers, "findings": [f.as_dict() for f in findings],
-              "errors": errors, "warnings_found": warnings}
     if errors:
-        module.fail_json(msg="SRV audit of deployment %s: %d error(s):\n%s"
-                         % (deployment.name, len(errors), "\n".join(errors)), **result)
+        module.fail_json(msg="SRV audit of deployment %s: %d error(s), listed once below in problems"
+                         % (label, len(errors)), changed=False, answers=answers,
+                         problems="".join(line + "\n" for line in errors))
     module.exit_json(msg="SRV audit of deployment %s: %d record(s) resolved, %d warning(s)"
-                     % (deployment.name, len(answers), len(warnings)), **result)
+                     % (label, len(answers), len(warnings)), changed=False, answers=answers,
+                     findings=[f.as_dict() for f in findings], errors=errors, warnings_found=warnings)
 
 
 if __name__ == "__main__":

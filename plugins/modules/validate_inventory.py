@@ -49,30 +49,40 @@ EXAMPLES = r"""
 
 RETURN = r"""
 deployments:
-  description: One entry per deployment with its findings.
-  returned: always
+  description: One entry per deployment with its findings as mappings.
+  returned: success
   type: list
   elements: dict
   sample:
     - name: contoso-emea
-      errors:
-        - path: service_regions[1].ip_ranges[0]
-          message: is a /27
-          expected: an IPv4 /28 on its network boundary, e.g. 203.0.113.16/28
-          value: 20.82.160.32/27
-          rule: R-07
-          severity: error
-      warnings: []
+      errors: []
+      warnings:
+        - path: service_regions[1].azure_region
+          message: is not the Azure regional pair of West Europe
+          expected: an Azure regional pair (preferred)
+          value: Sweden Central
+          rule: R-05
+          severity: warning
 errors:
-  description: Every error as one readable line, prefixed with its deployment.
-  returned: always
+  description: Every error as one readable line, prefixed with its deployment (none on success).
+  returned: success
   type: list
   elements: str
 warnings_found:
   description: Every warning (advice) as one readable line.
-  returned: always
+  returned: success
   type: list
   elements: str
+problems:
+  description:
+    - When the task fails, every problem (errors, and warnings with O(fail_on_warnings)), one per line, each listed
+      only here so that the play output shows it once.
+  returned: failure
+  type: str
+advice:
+  description: When the task fails on errors, the warnings (advice), one per line.
+  returned: failure
+  type: str
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -87,25 +97,34 @@ ARGUMENT_SPEC = {
 
 
 def outcome(params):
-    """(failed, result) for the validated inventory; shared with the controller-side action plugin."""
+    """(failed, result) for the validated inventory; shared with the controller-side action plugin.
+
+    A failed result shows each problem once, as a line of ``problems``: Ansible prints ``msg`` twice
+    (as the task error and in the result) and every other key once, so ``msg`` only counts them and
+    nothing else repeats them (a block of lines stays readable where a list would be re-wrapped).
+    """
     reports = validate_inventory(params["hosts"], params["require_sbc_settings"])
     errors = render_findings(reports, "errors")
     warnings = render_findings(reports, "warnings")
+    if not reports:
+        return True, {"changed": False, "errors": [], "warnings_found": [],
+                      "msg": "no host of this inventory carries commsgw_deployment: nothing to validate"}
+    failing = errors + (warnings if params["fail_on_warnings"] else [])
+    if failing:
+        what = "%d problem(s)" % len(failing) + (" (warnings fail the run)" if params["fail_on_warnings"] else "")
+        result = {"changed": False, "msg": "the inventory has %s, listed once below in problems" % what,
+                  "problems": "".join(line + "\n" for line in failing)}
+        if warnings and not params["fail_on_warnings"]:
+            result["advice"] = "".join(line + "\n" for line in warnings)
+        return True, result
     result = {
         "changed": False,
         "deployments": [{"name": r["name"], "errors": [f.as_dict() for f in r["errors"]],
                          "warnings": [f.as_dict() for f in r["warnings"]]} for r in reports],
         "errors": errors,
         "warnings_found": warnings,
+        "msg": "%d deployment(s) valid, %d warning(s)" % (len(reports), len(warnings)),
     }
-    if not reports:
-        result["msg"] = "no host of this inventory carries commsgw_deployment: nothing to validate"
-        return True, result
-    failing = errors + (warnings if params["fail_on_warnings"] else [])
-    if failing:
-        result["msg"] = "%d problem(s) in the inventory:\n%s" % (len(failing), "\n".join(failing))
-        return True, result
-    result["msg"] = "%d deployment(s) valid, %d warning(s)" % (len(reports), len(warnings))
     return False, result
 
 

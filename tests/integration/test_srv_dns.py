@@ -232,9 +232,12 @@ def test_module_fails_on_audit_errors_and_ttl(dns_server: DnsServer, tmp_path: P
     code, result = run_module("srv_audit", {"deployment": PROD, "nameservers": [dns_server.address], "timeout": 1.0},
                               tmp_path)
     assert code != 0 and result["failed"] is True
-    assert [(f["path"], f["rule"]) for f in result["findings"]] == [
-        ("service_regions[1].hostname", "R-07"), ("base_domain", "R-21")]
-    assert len(result["errors"]) == 2 and "198.51.100.7" in result["msg"]
+    # A failed audit lists each error once, as a line of problems (the play output shows it once).
+    lines = result["problems"].splitlines()
+    assert [(line.split(":")[0], line.rsplit(" ", 1)[-1]) for line in lines] == [
+        ("service_regions[1].hostname", "[R-07]"), ("base_domain", "[R-21]")]
+    assert "198.51.100.7" in lines[0] and "2 error(s)" in result["msg"]
+    assert "findings" not in result and "errors" not in result
     assert SRV1 in result["answers"]
 
 
@@ -243,4 +246,14 @@ def test_module_refuses_an_invalid_deployment(tmp_path: Path) -> None:
     code, result = run_module("srv_audit", {"deployment": broken, "nameservers": ["127.0.53.254"]}, tmp_path)
     assert code != 0
     assert "does not pass validation" in result["msg"]
-    assert any(f["path"] == "service_regions[0].ip_ranges[0]" for f in result["findings"])
+    assert result["problems"].startswith("service_regions[0].ip_ranges[0]: is a /27")
+
+
+def test_module_refuses_a_nameserver_given_as_a_name(tmp_path: Path) -> None:
+    """commsgw_dns_nameservers: [localhost] once crashed the audit with dnspython's wording (issue 13)."""
+    code, result = run_module("srv_audit", {"deployment": PROD, "nameservers": ["127.0.53.254", "localhost"]},
+                              tmp_path)
+    assert code != 0 and "Traceback" not in str(result)
+    assert result["msg"] == ("nameservers (commsgw_dns_nameservers)[1]: is not an IP address (got 'localhost'; "
+                             "expected an IPv4 or IPv6 address, e.g. 192.0.2.53 (a name cannot be resolved before a "
+                             "resolver is chosen))")
