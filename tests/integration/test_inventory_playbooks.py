@@ -46,6 +46,15 @@ def _deployment(**changes: t.Any) -> dict[str, t.Any]:
     return deployment
 
 
+def _two_sites(first: str, second: str) -> dict[str, t.Any]:
+    """A production deployment: two regions, sites ``first`` and ``second``."""
+    region2 = {"name": "region2", "azure_region": "northeurope", "hostname": "pstn-region2." + DOMAIN,
+               "ip_ranges": ["127.0.201.16/28"]}
+    return _deployment(type="production", service_regions=[_deployment()["service_regions"][0], region2],
+                       sites=[{"name": first, "service_region": "region1"},
+                              {"name": second, "service_region": "region2"}])
+
+
 def _sbc_settings(tmp: Path, host: str) -> dict[str, t.Any]:
     return {"acg_listen": {"address": "127.0.202.1", "port": 5060},
             "core_listen": {"address": "127.0.203.1", "port": 5060, "transport": "udp"},
@@ -142,12 +151,7 @@ def test_nameservers_set_for_one_site_only_are_refused(tmp_path: Path, knot: tup
     """Hosts of one deployment seeing different nameservers: refused, never asked of another resolver."""
     right, dummy = knot
     inventory = _inventory(
-        tmp_path, {"acg_t13": {"commsgw_deployment": _deployment(
-            type="production", service_regions=[
-                _deployment()["service_regions"][0],
-                {"name": "region2", "azure_region": "northeurope", "hostname": "pstn-region2." + DOMAIN,
-                 "ip_ranges": ["127.0.201.16/28"]}],
-            sites=[{"name": "lab", "service_region": "region1"}, {"name": "lab2", "service_region": "region2"}])},
+        tmp_path, {"acg_t13": {"commsgw_deployment": _two_sites("lab", "lab2")},
                    "site_lab": {"commsgw_site": "lab", "commsgw_dns_nameservers": [right.address]},
                    "site_lab2": {"commsgw_site": "lab2"}},
         {"sbc-t13-1": ["site_lab"], "sbc-t13-2": ["site_lab2"]})
@@ -192,11 +196,7 @@ def test_each_problem_is_printed_once(tmp_path: Path, args: list[str]) -> None:
 
 # -- one host in two site groups -------------------------------------------------------------------------
 def test_a_host_in_two_site_groups_is_refused_naming_both(tmp_path: Path) -> None:
-    deployment = _deployment(type="production", service_regions=[
-        _deployment()["service_regions"][0],
-        {"name": "region2", "azure_region": "northeurope", "hostname": "pstn-region2." + DOMAIN,
-         "ip_ranges": ["127.0.201.16/28"]}],
-        sites=[{"name": "amsterdam", "service_region": "region1"}, {"name": "dublin", "service_region": "region2"}])
+    deployment = _two_sites("amsterdam", "dublin")
     inventory = _inventory(
         tmp_path, {"acg_t13": {"commsgw_deployment": deployment}, "site_amsterdam": {"commsgw_site": "amsterdam"},
                    "site_dublin": {"commsgw_site": "dublin"}},
