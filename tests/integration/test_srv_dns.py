@@ -246,7 +246,8 @@ def test_module_refuses_an_invalid_deployment(tmp_path: Path) -> None:
     code, result = run_module("srv_audit", {"deployment": broken, "nameservers": ["127.0.53.254"]}, tmp_path)
     assert code != 0
     assert "does not pass validation" in result["msg"]
-    assert result["problems"].startswith("service_regions[0].ip_ranges[0]: is a /27")
+    assert any(line.startswith("service_regions[0].ip_ranges[0]: is a /27")
+               for line in result["problems"].splitlines())
 
 
 def test_module_refuses_a_nameserver_given_as_a_name(tmp_path: Path) -> None:
