@@ -51,13 +51,14 @@ def sbc_facts(hostvars, hosts):
     if not isinstance(hosts, (list, tuple)):
         raise AnsibleFilterError("sbc_facts expects a list of host names, got %s" % type(hosts).__name__)
     facts = {}
+    group_vars = {}
     for host in hosts:
         variables = hostvars[host]
         if "commsgw_deployment" not in variables:
             continue
         facts[host] = {name: variables[name] for name in SBC_VARS if name in variables}
         # Several groups setting different sites: hostvars only show the one Ansible merged last.
-        groups = site_groups(hostvars, host)
+        groups = site_groups(hostvars, host, group_vars)
         if len({repr(site) for site in groups.values()}) > 1:
             facts[host]["commsgw_site_groups"] = groups
     return facts

@@ -16,23 +16,29 @@ from ansible.vars.plugins import get_vars_from_inventory_sources
 SITE_VAR = "commsgw_site"
 
 
-def site_groups(hostvars: t.Any, host_name: str) -> t.Dict[str, t.Any]:
+def site_groups(hostvars: t.Any, host_name: str,
+                cache: t.Optional[t.Dict[str, t.Dict[str, t.Any]]] = None) -> t.Dict[str, t.Any]:
     """Group name -> the ``commsgw_site`` that group itself sets, for every group of ``host_name`` that
-    sets one. Empty when hostvars is not Ansible's HostVars (e.g. a plain dict in a test)."""
+    sets one. ``cache`` (group name -> its own variables) spares re-reading a group for every host.
+    Empty when hostvars is not Ansible's HostVars (e.g. a plain dict in a test)."""
     inventory = getattr(hostvars, "_inventory", None)
     loader = getattr(hostvars, "_loader", None)
-    if inventory is None or loader is None:
+    sources = getattr(inventory, "_sources", None)
+    if inventory is None or loader is None or sources is None:
         return {}
     host = inventory.get_host(host_name)
     if host is None:
         return {}
+    cache = {} if cache is None else cache
     found = {}
     for group in host.get_groups():
         if group.name == "all":
             continue
-        own = dict(group.get_vars())
-        for stage in ("inventory", "task"):
-            own.update(get_vars_from_inventory_sources(loader, inventory._sources, [group], stage))
-        if SITE_VAR in own:
-            found[group.name] = own[SITE_VAR]
+        if group.name not in cache:
+            own = dict(group.get_vars())
+            for stage in ("inventory", "task"):
+                own.update(get_vars_from_inventory_sources(loader, sources, [group], stage))
+            cache[group.name] = own
+        if SITE_VAR in cache[group.name]:
+            found[group.name] = cache[group.name][SITE_VAR]
     return found
