@@ -206,7 +206,10 @@ class JsonRpc:
                     self.timeout_s, "; ignored %d reply(ies) from other senders: %s" % (
                         len(ignored), ", ".join(ignored[:5])) if ignored else "")) from None
             uid = _sender_uid(ancillary)
-            if sender not in names or uid not in trusted:
+            # The same file under another spelling (/var/run -> /run) is the same socket.
+            known = sender in names or (isinstance(sender, str) and sender.startswith("/")
+                                        and os.path.realpath(sender) in {os.path.realpath(n) for n in names})
+            if not known or uid not in trusted:
                 ignored.append("%r (uid %s)" % (sender or "unnamed socket", uid))
                 continue
             try:

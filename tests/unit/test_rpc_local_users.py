@@ -205,3 +205,12 @@ def test_reply_fifo_is_private_to_kamailio(kamailio: t.Any) -> None:
     assert outcome.get("result", "").startswith("kamailio "), outcome
     assert stat.S_ISFIFO(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == kamailio.uid
     assert os.listdir(kamailio.replies) == []
+
+
+@needs("kamailio", "unshare")
+def test_socket_named_through_a_symlinked_directory_still_gets_its_reply(kamailio: t.Any, tmp_path: Path) -> None:
+    """/var/run -> /run: the endpoint's spelling differs from the path Kamailio bound; same socket, accepted."""
+    alias = tmp_path / "var-run"
+    alias.symlink_to(kamailio.run)
+    rpc = JsonRpc(RpcEndpoints(str(alias / "kamailio_rpc.sock"), None), timeout_s=3)
+    assert str(rpc.call("core.version")).startswith("kamailio ")
