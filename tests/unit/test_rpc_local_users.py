@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Issue 13 item 5: another local user can neither answer for Kamailio nor reach the client's reply path.
 
-A real Kamailio (as user ``kamailio`` where that account exists, in a network namespace of its own so
-it binds nothing on the machine) answers over its jsonrpcs datagram socket and FIFO.
+A real Kamailio (as user ``kamailio`` from its first instruction where that account exists, in a network
+namespace of its own so it binds nothing on the machine) answers over its jsonrpcs datagram socket and FIFO.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import threading
 import time
 import typing as t
@@ -64,8 +65,9 @@ def fixture_kamailio(tmp_path: Path) -> t.Iterator[t.Any]:
     cfg = tmp_path / "kamailio.cfg"
     cfg.write_text(CFG.format(run=run, replies=replies))
     log = open(tmp_path / "kamailio.log", "wb")  # pylint: disable=consider-using-with
-    proc = subprocess.Popen(["unshare", "--net", "sh", "-c", "ip link set lo up && exec kamailio -f %s -DD -E -w %s "
-                             "-u %d -g %d -m 32 -M 4" % (cfg, tmp_path, uid, gid)],
+    # As Debian's unit runs it (User=kamailio from the first instruction): its socket is kamailio's, 0660.
+    proc = subprocess.Popen(["unshare", "--net", "sh", "-c", "ip link set lo up && exec setpriv --reuid=%d --regid=%d "
+                             "--init-groups kamailio -f %s -DD -E -w %s -m 32 -M 4" % (uid, gid, cfg, tmp_path)],
                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     endpoints = RpcEndpoints(str(run / "kamailio_rpc.sock"), str(run / "kamailio_rpc.fifo"), str(replies))
     try:
@@ -119,7 +121,7 @@ def _call_in_thread(endpoints: RpcEndpoints, outcome: dict[str, t.Any], timeout_
     return thread
 
 
-@needs("kamailio", "unshare")
+@needs("kamailio", "unshare", "setpriv")
 def test_forged_datagram_reply_is_ignored_and_kamailios_own_is_taken(kamailio: t.Any) -> None:
     """Kamailio is frozen; a forger answers first from a socket of its own; the client keeps Kamailio's reply."""
     pids = process_tree(kamailio.proc.pid)
@@ -143,7 +145,7 @@ def test_forged_datagram_reply_is_ignored_and_kamailios_own_is_taken(kamailio: t
     assert outcome["result"].startswith("kamailio ") and "forged" not in outcome["result"]
 
 
-@needs("kamailio", "unshare")
+@needs("kamailio", "unshare", "setpriv")
 def test_only_forged_replies_end_in_a_clear_timeout(kamailio: t.Any) -> None:
     pids = process_tree(kamailio.proc.pid)
     for pid in pids:
@@ -164,7 +166,7 @@ def test_only_forged_replies_end_in_a_clear_timeout(kamailio: t.Any) -> None:
     assert "ignored 1 reply(ies) from other senders" in outcome["error"]
 
 
-@needs("kamailio", "unshare")
+@needs("kamailio", "unshare", "setpriv")
 def test_reply_socket_and_dir_are_private_to_kamailio(kamailio: t.Any) -> None:
     """0700 directory with a random name, 0600 socket, both owned by Kamailio's user; Kamailio still answers."""
     pids = process_tree(kamailio.proc.pid)
@@ -186,7 +188,7 @@ def test_reply_socket_and_dir_are_private_to_kamailio(kamailio: t.Any) -> None:
     assert os.listdir(kamailio.run) and not _reply_socket(kamailio.run)  # cleaned up
 
 
-@needs("kamailio", "unshare")
+@needs("kamailio", "unshare", "setpriv")
 def test_reply_fifo_is_private_to_kamailio(kamailio: t.Any) -> None:
     """The FIFO reply (in the shared reply dir, Kamailio refuses a sub-directory) is 0600, Kamailio's own."""
     pids = process_tree(kamailio.proc.pid)
@@ -207,10 +209,27 @@ def test_reply_fifo_is_private_to_kamailio(kamailio: t.Any) -> None:
     assert os.listdir(kamailio.replies) == []
 
 
-@needs("kamailio", "unshare")
+@needs("kamailio", "unshare", "setpriv")
 def test_socket_named_through_a_symlinked_directory_still_gets_its_reply(kamailio: t.Any, tmp_path: Path) -> None:
     """/var/run -> /run: the endpoint's spelling differs from the path Kamailio bound; same socket, accepted."""
     alias = tmp_path / "var-run"
     alias.symlink_to(kamailio.run)
     rpc = JsonRpc(RpcEndpoints(str(alias / "kamailio_rpc.sock"), None), timeout_s=3)
     assert str(rpc.call("core.version")).startswith("kamailio ")
+
+
+@needs("kamailio", "unshare", "setpriv")
+def test_a_member_of_kamailios_group_gets_its_answer(kamailio: t.Any) -> None:
+    """The refresher's shape (its own user, member of group kamailio): a 0710/0620 reply path to that group
+    is enough for Kamailio to answer, end to end."""
+    if kamailio.uid == 0:
+        pytest.skip("needs a kamailio account")
+    code = ("import json; from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import "
+            "JsonRpc, RpcEndpoints; print(json.dumps(JsonRpc(RpcEndpoints(%r, None), 3).call('core.version')))"
+            % kamailio.endpoints.socket)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)))
+    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--groups=%d" % kamailio.gid,
+                           sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=False,
+                          env=env, cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout).startswith("kamailio ")
