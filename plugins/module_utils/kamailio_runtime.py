@@ -193,7 +193,8 @@ class JsonRpc:
         names = self.endpoints.socket_names()
         trusted = {0, os.geteuid(), kamailio_uid}
         deadline = time.monotonic() + self.timeout_s
-        ignored: list[str] = []
+        ignored: list[str] = []  # the first few, for the error; a flood only grows the count
+        count = 0
         while True:
             remaining = deadline - time.monotonic()
             try:
@@ -204,22 +205,25 @@ class JsonRpc:
             except socket.timeout:
                 raise OSError("no reply from Kamailio's socket within %.1f s%s" % (
                     self.timeout_s, "; ignored %d reply(ies) from other senders: %s" % (
-                        len(ignored), ", ".join(ignored[:5])) if ignored else "")) from None
+                        count, ", ".join(ignored)) if count else "")) from None
             uid = _sender_uid(ancillary)
             # The same file under another spelling (/var/run -> /run) is the same socket.
             known = sender in names or (isinstance(sender, str) and sender.startswith("/")
                                         and os.path.realpath(sender) in {os.path.realpath(n) for n in names})
+            reply: t.Any = None
             if not known or uid not in trusted:
-                ignored.append("%r (uid %s)" % (sender or "unnamed socket", uid))
-                continue
-            try:
-                reply = json.loads(data.decode())
-            except ValueError:
-                ignored.append("%r: not JSON" % sender)
-                continue
-            if isinstance(reply, dict) and reply.get("id") == request_id:
-                return t.cast("dict[str, t.Any]", reply)
-            ignored.append("%r: not the answer to request %d" % (sender, request_id))
+                why = "%r (uid %s)" % (sender or "unnamed socket", uid)
+            else:
+                try:
+                    reply = json.loads(data.decode())
+                    why = "%r: not the answer to request %d" % (sender, request_id)
+                except ValueError:
+                    why = "%r: not JSON" % sender
+                if isinstance(reply, dict) and reply.get("id") == request_id:
+                    return t.cast("dict[str, t.Any]", reply)
+            count += 1
+            if len(ignored) < 5:
+                ignored.append(why[:200])
 
     def _fifo(self, request: dict[str, t.Any]) -> dict[str, t.Any]:
         # Kamailio opens reply_name in its fifo_reply_dir (often the shared /tmp): a random name, created
