@@ -10,6 +10,7 @@ straight to the log file and the program gets a session of its own, detached fro
 
 from __future__ import annotations
 
+import os
 import subprocess
 import typing as t
 
@@ -20,7 +21,9 @@ def start_detached(argv: t.Sequence[str], log_path: str, timeout: float) -> t.Op
     Returns that exit status, or None when it is still running after ``timeout`` seconds; the caller
     then decides from the program's own health check whether it came up.
     """
-    with open(log_path, "ab") as log:
+    # O_NOFOLLOW: a symlink planted at the log's path never turns into root appending to its target.
+    fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o640)
+    with os.fdopen(fd, "ab") as log:
         proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                 start_new_session=True)
         try:

@@ -30,6 +30,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 import typing as t
@@ -54,6 +55,8 @@ class RpcEndpoints:
     socket: t.Optional[str]
     fifo: t.Optional[str]
     fifo_reply_dir: str = "/tmp"
+    # Other names Kamailio knows its socket by (the path it bound inside its own mount namespace).
+    socket_aliases: t.Tuple[str, ...] = ()
 
     def relocated(self, old_dir: str, new_dir: str) -> "RpcEndpoints":
         """The same endpoints with ``old_dir`` (the live run dir) replaced by ``new_dir``."""
@@ -61,7 +64,12 @@ class RpcEndpoints:
             if path and (path == old_dir or path.startswith(old_dir.rstrip("/") + "/")):
                 return new_dir.rstrip("/") + path[len(old_dir.rstrip("/")):]
             return path
-        return RpcEndpoints(move(self.socket), move(self.fifo), move(self.fifo_reply_dir) or "/tmp")
+        aliases = self.socket_aliases + ((self.socket,) if self.socket and move(self.socket) != self.socket else ())
+        return RpcEndpoints(move(self.socket), move(self.fifo), move(self.fifo_reply_dir) or "/tmp", aliases)
+
+    def socket_names(self) -> t.Tuple[str, ...]:
+        """The sender addresses a genuine reply can come from (Kamailio answers from its own socket)."""
+        return ((self.socket,) if self.socket else ()) + self.socket_aliases
 
 
 _DIRECTIVE_RE = re.compile(r"^\s*(?:#!|!!)(?P<word>ifdef|ifndef|else|endif|define|trydef|redefine|undef)\b"
@@ -164,30 +172,72 @@ class JsonRpc:
 
     def _dgram(self, request: dict[str, t.Any]) -> dict[str, t.Any]:
         # Kamailio answers to the sender's address, so the client socket needs a path of its own, in a
-        # fresh directory next to Kamailio's socket (a PrivateTmp caller's /tmp is invisible to Kamailio).
-        reply_dir = _reply_dir(os.path.dirname(str(self.endpoints.socket)))
+        # fresh private directory next to Kamailio's socket (a PrivateTmp caller's /tmp is invisible to
+        # Kamailio). Kamailio replies from its own bound socket: any other sender is ignored.
+        account = kamailio_account(str(self.endpoints.socket))
+        reply_dir = _reply_dir(os.path.dirname(str(self.endpoints.socket)), account)
         client = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         try:
             path = os.path.join(reply_dir, "c.sock")
             client.bind(path)
-            _grant(path, os.path.dirname(reply_dir), directory=False)
-            client.settimeout(self.timeout_s)
+            _make_private(path, account, directory=False)
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
             client.sendto(json.dumps(request).encode(), self.endpoints.socket)
-            data = client.recv(1 << 20)
+            return self._receive(client, request["id"], account[0])
         finally:
             client.close()
             shutil.rmtree(reply_dir, ignore_errors=True)
-        return t.cast("dict[str, t.Any]", json.loads(data.decode()))
+
+    def _receive(self, client: socket.socket, request_id: int, kamailio_uid: int) -> dict[str, t.Any]:
+        """The first reply that comes from Kamailio's socket, from a trusted user, for this request."""
+        names = self.endpoints.socket_names()
+        trusted = {0, os.geteuid(), kamailio_uid}
+        deadline = time.monotonic() + self.timeout_s
+        ignored: list[str] = []  # the first few, for the error; a flood only grows the count
+        count = 0
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                if remaining <= 0:
+                    raise socket.timeout()
+                client.settimeout(remaining)
+                data, ancillary, _flags, sender = client.recvmsg(1 << 20, socket.CMSG_SPACE(12))
+            except socket.timeout:
+                raise OSError("no reply from Kamailio's socket within %.1f s%s" % (
+                    self.timeout_s, "; ignored %d reply(ies) from other senders: %s" % (
+                        count, ", ".join(ignored)) if count else "")) from None
+            uid = _sender_uid(ancillary)
+            # The same file under another spelling (/var/run -> /run) is the same socket.
+            known = sender in names or (isinstance(sender, str) and sender.startswith("/")
+                                        and os.path.realpath(sender) in {os.path.realpath(n) for n in names})
+            reply: t.Any = None
+            if not known or uid not in trusted:
+                why = "%r (uid %s)" % (sender or "unnamed socket", uid)
+            else:
+                try:
+                    reply = json.loads(data.decode())
+                    why = "%r: not the answer to request %d" % (sender, request_id)
+                except ValueError:
+                    why = "%r: not JSON" % sender
+                if isinstance(reply, dict) and reply.get("id") == request_id:
+                    return t.cast("dict[str, t.Any]", reply)
+            count += 1
+            if len(ignored) < 5:
+                ignored.append(why[:200])
 
     def _fifo(self, request: dict[str, t.Any]) -> dict[str, t.Any]:
         # Kamailio opens reply_name in its fifo_reply_dir (often the shared /tmp): a random name, created
         # by mkfifo (fails if the name exists), so nobody can plant or predict it.
-        # Digits and '_' only, the shape Kamailio 6.0's jsonrpcs accepts (it refused a 24-hex-digit name).
-        reply_name = "commsgw_rpc_reply_%d_%d.fifo" % (os.getpid(), secrets.randbelow(10 ** 9))
+        # Letters, digits and '_' only: jsonrpcs refuses a name with '.', '/' or '\\' ("Forbidden reply fifo
+        # filename", 5.6 and 6.0), so no sub-directory and no ".fifo" suffix.
+        reply_name = "commsgw_rpc_reply_%d_%d" % (os.getpid(), secrets.randbelow(10 ** 18))
         reply_path = os.path.join(self.endpoints.fifo_reply_dir, reply_name)
+        # Kamailio refuses a reply name with a directory in it, so the FIFO itself is private: 0600 and
+        # owned by Kamailio's user (or 0620 to its group), never writable by other local users.
+        account = kamailio_account(str(self.endpoints.fifo))
         os.mkfifo(reply_path, 0o600)
         try:
-            _grant(reply_path, self.endpoints.fifo_reply_dir, directory=False)
+            _make_private(reply_path, account, directory=False)
             request = dict(request, reply_name=reply_name)
             # O_NOFOLLOW plus fstat: whatever sits at the path now, only a FIFO gets the request.
             fd = os.open(str(self.endpoints.fifo), os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
@@ -230,32 +280,46 @@ def _require_kind(path: str, test: t.Callable[[int], bool], kind: str) -> None:
         raise OSError("not a %s (symlinks are not followed)" % kind)
 
 
-def _access_like(parent: str) -> tuple[int, int, int]:
-    """(dir mode, file mode, gid) granting Kamailio what it needs inside ``parent``, and no more.
+def kamailio_account(endpoint: str) -> tuple[int, int]:
+    """(uid, gid) of the Kamailio serving ``endpoint``: the owner of its run dir (the endpoint's directory).
 
-    Kamailio (often another user) needs search on the directory and write on the reply socket/FIFO;
-    it never needs to list or read them. Where ``parent`` admits others (the shared /tmp, a root-owned
-    run dir) Kamailio gets in as "others", so the grant is to others (0711/0622; the name is random and
-    the directory unlistable). Where ``parent`` is group-private (Debian's /run/kamailio, 0770
-    kamailio:kamailio) Kamailio gets in through that group, so the grant is to that group only
-    (0710/0620), which a caller outside it (root, or commsgw-srv with kamailio as supplementary group)
-    can set because it is root or a member.
+    Kamailio creates its socket and FIFO as root before it drops privileges, so their owner says
+    nothing; its run dir is its own (Debian: /run/kamailio, kamailio:kamailio 0770; process mode and
+    candidates: chowned to the user it runs as).
     """
-    info = os.stat(parent)
-    if info.st_mode & stat.S_IXOTH or not info.st_mode & stat.S_IXGRP:
-        return 0o711, 0o622, -1
-    return 0o710, 0o620, info.st_gid
+    info = os.stat(os.path.dirname(endpoint) or ".")
+    return info.st_uid, info.st_gid
 
 
-def _grant(path: str, parent: str, directory: bool) -> None:
-    """Give ``path`` (a reply directory, socket or FIFO in ``parent``) the access ``_access_like`` says."""
-    dir_mode, file_mode, gid = _access_like(parent)
-    if gid >= 0:
-        try:
-            os.chown(path, -1, gid)
-        except PermissionError:
-            dir_mode, file_mode = 0o711, 0o622  # not a member of the directory's group: others, as before
-    os.chmod(path, dir_mode if directory else file_mode)
+def _make_private(path: str, account: tuple[int, int], directory: bool) -> None:
+    """Let Kamailio (``account``) and the caller alone reach ``path`` (a reply directory, socket or FIFO).
+
+    The caller is Kamailio's user (0700/0600), root (the path is handed to Kamailio's user: 0700/0600)
+    or a member of Kamailio's group (the refresher's user: 0710/0620 to that group). Anything else would
+    need a grant to every local user, so it is refused.
+    """
+    uid, gid = account
+    euid = os.geteuid()
+    if euid == 0 and uid != 0:
+        os.chown(path, uid, -1)
+    if euid in (0, uid):
+        os.chmod(path, 0o700 if directory else 0o600)
+        return
+    if gid in os.getgroups() or gid == os.getegid():
+        os.chown(path, -1, gid)
+        os.chmod(path, 0o710 if directory else 0o620)
+        return
+    raise OSError("Kamailio runs as uid %d gid %d (owner of its run dir); this client (uid %d) is neither root, "
+                  "that user nor a member of that group, so Kamailio could only answer through a reply path "
+                  "open to every local user, which is refused" % (uid, gid, euid))
+
+
+def _sender_uid(ancillary: t.Sequence[tuple[int, int, bytes]]) -> t.Optional[int]:
+    """The uid in the kernel-supplied SCM_CREDENTIALS of a datagram (struct ucred: pid, uid, gid)."""
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(data) >= 12:
+            return int.from_bytes(data[4:8], sys.byteorder)
+    return None
 
 
 # sockaddr_un.sun_path holds 108 bytes with the terminating NUL; "/commsgw-rpc-XXXXXXXX/c.sock" follows ``near``.
@@ -263,8 +327,9 @@ _SUN_PATH_MAX = 107
 _REPLY_SUFFIX_LEN = len("/commsgw-rpc-XXXXXXXX/c.sock")
 
 
-def _reply_dir(near: str) -> str:
-    """A fresh directory (mkdtemp) in ``near`` if the caller may write there, else in the system temp dir.
+def _reply_dir(near: str, account: tuple[int, int]) -> str:
+    """A fresh private directory (mkdtemp, random name) in ``near`` if the caller may write there, else in
+    the system temp dir, reachable by Kamailio (``account``) and the caller only.
 
     ``near`` is the directory of Kamailio's socket, which Kamailio can reach whatever /tmp the caller
     sees (systemd PrivateTmp); the fallback keeps root callers of scratch Kamailios working.
@@ -273,7 +338,11 @@ def _reply_dir(near: str) -> str:
     if parent and len(os.fsencode(parent)) + _REPLY_SUFFIX_LEN > _SUN_PATH_MAX:
         parent = None  # a socket path longer than sun_path cannot be bound; the temp dir is short
     path = tempfile.mkdtemp(prefix="commsgw-rpc-", dir=parent)
-    _grant(path, os.path.dirname(path), directory=True)
+    try:
+        _make_private(path, account, directory=True)
+    except OSError:
+        shutil.rmtree(path, ignore_errors=True)
+        raise
     return path
 
 

@@ -12,9 +12,10 @@ own view are suites of their own. A failed verdict is a ``failure``, a warning i
 from __future__ import annotations
 
 import json
-import os
 import typing as t
 import xml.etree.ElementTree as ET
+
+from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import write_text_atomic
 
 
 def _case(suite: ET.Element, classname: str, name: str, verdict: str, message: str, seconds: float = 0.0,
@@ -136,13 +137,9 @@ def summary_lines(report: t.Mapping[str, t.Any]) -> list[str]:
 
 
 def write_text(path: str, text: str) -> None:
-    """Write atomically so a CI collector never reads half a file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    """Write atomically so a CI collector never reads half a file; through a random temporary name and a
+    rename, so a symlink planted at ``path`` (or at a predictable temporary name) is never followed."""
+    write_text_atomic(path, text)
 
 
 def to_json(reports: t.Sequence[t.Mapping[str, t.Any]]) -> str:

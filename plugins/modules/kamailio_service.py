@@ -52,7 +52,10 @@ options:
     type: path
     default: /var/log/kamailio-commsgw.log
   work_dir:
-    description: Working directory (core files land there); process mode.
+    description:
+      - Working directory (core files land there); process mode.
+      - Created 0770 for O(user) when missing; an existing one must be a real directory (not a symlink) owned by
+        root or O(user), else the module fails naming it (another local user may have created a predictable name).
     type: path
     default: /var/tmp
   user:
@@ -126,6 +129,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.daemon import start_detached
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import JsonRpc, RpcError, rpc_endpoints
+from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import owned_directory
 
 
 def _read_pid(path):
@@ -182,25 +186,32 @@ class Controller:
         if self.p["manager"] == "systemd":
             self._systemctl("start", self.p["service"])
         else:
-            created = [path for path in (self.p["run_dir"], self.p["work_dir"]) if not os.path.isdir(path)]
-            for path in (os.path.dirname(self.p["pid_file"]), self.p["run_dir"], self.p["work_dir"]):
-                os.makedirs(path, exist_ok=True)
-            # -E keeps the log on stderr after daemonising, so it lands in log_file.
-            cmd = [self.p["binary"], "-f", self.p["config"], "-P", self.p["pid_file"], "-E",
-                   "-w", self.p["work_dir"], "-m", str(self.p["shared_memory_mb"]),
-                   "-M", str(self.p["pkg_memory_mb"])]
+            account = None
             if self.p["user"]:
-                # After dropping to the user Kamailio creates its RPC endpoints in the run dir.
                 try:
                     account = pwd.getpwnam(self.p["user"])
                 except KeyError:
                     self.module.fail_json(msg="user %r does not exist on this host" % self.p["user"])
-                # The run dir is Kamailio's own; a work dir only when created here (never /var/tmp itself).
-                for path in [self.p["run_dir"]] + [p for p in created if p != self.p["run_dir"]]:
-                    os.chown(path, account.pw_uid, account.pw_gid)
-                    os.chmod(path, 0o770)
+            uid, gid = (account.pw_uid, account.pw_gid) if account else (-1, -1)
+            os.makedirs(os.path.dirname(self.p["pid_file"]), exist_ok=True)
+            try:
+                # Created private (0770, Kamailio's user); an existing one must be a real directory of root
+                # or that user: a predictable name in a shared place may have been planted by anyone.
+                owned_directory(self.p["run_dir"], "run_dir", uid, gid)
+                owned_directory(self.p["work_dir"], "work_dir", uid, gid)
+            except OSError as exc:
+                self.module.fail_json(msg="cannot prepare Kamailio's directories: %s" % exc)
+            if account:
+                # The run dir is Kamailio's own (its RPC endpoints, reply sockets of RPC clients).
+                os.chown(self.p["run_dir"], uid, gid)
+                os.chmod(self.p["run_dir"], 0o770)
+            # -E keeps the log on stderr after daemonising, so it lands in log_file.
+            cmd = [self.p["binary"], "-f", self.p["config"], "-P", self.p["pid_file"], "-E",
+                   "-w", self.p["work_dir"], "-m", str(self.p["shared_memory_mb"]),
+                   "-M", str(self.p["pkg_memory_mb"])]
+            if account:
                 # Numeric ids: a kamailio_rootfs wrapper resolves names in its own tree's passwd.
-                cmd += ["-u", str(account.pw_uid), "-g", str(account.pw_gid)]
+                cmd += ["-u", str(uid), "-g", str(gid)]
             rc = start_detached(cmd, self.p["log_file"], self.p["timeout"])
             if rc not in (0, None):
                 self.fail_start("kamailio exited with status %s while starting" % rc)

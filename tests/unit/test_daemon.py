@@ -46,3 +46,17 @@ def test_still_running_after_the_timeout_gives_none(tmp_path: Path) -> None:
         assert rc is None
     finally:
         os.kill(int(pid_file.read_text()), signal.SIGTERM)
+
+
+def test_a_symlink_planted_at_the_log_path_is_not_followed(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("keep me\n")
+    log = tmp_path / "daemon.log"
+    log.symlink_to(victim)
+    try:
+        start_detached(["sh", "-c", "echo planted"], str(log), timeout=10)
+    except OSError as exc:
+        assert "daemon.log" in str(exc) or exc.filename == str(log)
+    else:
+        raise AssertionError("the log was opened through a symlink")
+    assert victim.read_text() == "keep me\n"

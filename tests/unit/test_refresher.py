@@ -297,7 +297,8 @@ def test_regular_files_and_symlinks_never_get_a_request(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("run_mode", [0o770, 0o755], ids=["group-private-run-dir", "open-run-dir"])
 def test_reply_socket_lives_in_a_private_dir_of_the_run_dir(tmp_path: Path, run_mode: int) -> None:
-    """A stand-in Kamailio answers on a real datagram socket; the reply address must be in the run dir."""
+    """A stand-in Kamailio answers on a real datagram socket; the reply address must be in the run dir,
+    in a 0700 directory, the socket 0600, both owned by the run dir's owner (Kamailio's user)."""
     run = tmp_path / "run"
     run.mkdir()
     os.chmod(run, run_mode)
@@ -310,7 +311,7 @@ def test_reply_socket_lives_in_a_private_dir_of_the_run_dir(tmp_path: Path, run_
         data, sender = server.recvfrom(65536)
         info, parent = os.stat(sender), os.stat(os.path.dirname(sender))
         seen.update(sender=sender, mode=stat.S_IMODE(info.st_mode), dir_mode=stat.S_IMODE(parent.st_mode),
-                    gid=info.st_gid, dir_gid=parent.st_gid, sock=stat.S_ISSOCK(info.st_mode))
+                    uid=info.st_uid, dir_uid=parent.st_uid, sock=stat.S_ISSOCK(info.st_mode))
         server.sendto(json.dumps({"jsonrpc": "2.0", "id": json.loads(data)["id"], "result": "ok"}).encode(), sender)
 
     thread = threading.Thread(target=answer)
@@ -321,29 +322,46 @@ def test_reply_socket_lives_in_a_private_dir_of_the_run_dir(tmp_path: Path, run_
         thread.join(timeout=10)
         server.close()
     assert os.path.dirname(os.path.dirname(seen["sender"])) == str(run) and seen["sock"]
-    if run_mode == 0o770:  # group-private run dir: granted to its group only
-        assert (seen["dir_mode"], seen["mode"]) == (0o710, 0o620)
-        assert seen["gid"] == seen["dir_gid"] == run.stat().st_gid
-    else:
-        assert (seen["dir_mode"], seen["mode"]) == (0o711, 0o622)
+    assert (seen["dir_mode"], seen["mode"]) == (0o700, 0o600)
+    assert seen["uid"] == seen["dir_uid"] == run.stat().st_uid
     assert os.listdir(run) == ["kamailio_rpc.sock"]  # the private dir is gone
 
 
+def _reply_dir_as_nobody(run: Path, groups: str) -> subprocess.CompletedProcess[str]:
+    code = ("import json, os, shutil, socket, stat; from ansible_collections.commsgw.routing.plugins.module_utils "
+            "import kamailio_runtime as k; a = k.kamailio_account(%r); r = k._reply_dir(%r, a); "
+            "i = os.stat(r); print(json.dumps([r, stat.S_IMODE(i.st_mode), i.st_gid])); shutil.rmtree(r)"
+            % (str(run / "kamailio_rpc.sock"), str(run)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)))
+    return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", groups, sys.executable, "-c", code],
+                          capture_output=True, text=True, timeout=30, check=False, env=env, cwd="/")
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
-def test_reply_socket_falls_back_to_the_temp_dir_when_the_run_dir_is_not_writable(tmp_path: Path) -> None:
-    """As nobody, next to a root-owned 0755 run dir: the private dir goes to the temp dir instead."""
+def test_reply_dir_of_a_group_member_is_open_to_that_group_only(tmp_path: Path) -> None:
+    """The refresher's shape: not Kamailio's user, a member of its group; the run dir is 0770 to that group."""
+    run = tmp_path / "run"
+    run.mkdir()
+    os.chown(run, 0, 4242)
+    os.chmod(run, 0o770)
+    os.chmod(tmp_path, 0o755)
+    proc = _reply_dir_as_nobody(run, "--groups=4242")
+    assert proc.returncode == 0, proc.stderr
+    path, dir_mode, gid = json.loads(proc.stdout)
+    assert os.path.dirname(path) == str(run) and (dir_mode, gid) == (0o710, 4242)
+    assert os.listdir(run) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
+def test_reply_dir_open_to_everyone_is_refused(tmp_path: Path) -> None:
+    """As nobody, outside Kamailio's group, next to a root-owned 0755 run dir: Kamailio could only answer
+    through a path every local user may write to; refused with the reason, nothing left behind."""
     run = tmp_path / "run"
     run.mkdir(mode=0o755)
     os.chmod(tmp_path, 0o755)
-    code = ("import json, os, shutil, socket, stat; from ansible_collections.commsgw.routing.plugins.module_utils "
-            "import kamailio_runtime as k; r = k._reply_dir(%r); m = stat.S_IMODE(os.stat(r).st_mode); "
-            "p = os.path.join(r, 'c.sock'); s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(p); "
-            "k._grant(p, os.path.dirname(r), directory=False); f = stat.S_IMODE(os.stat(p).st_mode); s.close(); "
-            "shutil.rmtree(r); print(json.dumps([r, m, f]))" % str(run))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)))
-    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
-                          capture_output=True, text=True, timeout=30, check=False, env=env, cwd="/")
-    assert proc.returncode == 0, proc.stderr
-    path, dir_mode, file_mode = json.loads(proc.stdout)
-    assert os.path.dirname(path) == tempfile.gettempdir() and (dir_mode, file_mode) == (0o711, 0o622)
+    before = set(os.listdir(tempfile.gettempdir()))
+    proc = _reply_dir_as_nobody(run, "--clear-groups")
+    assert proc.returncode != 0
+    assert "open to every local user, which is refused" in proc.stderr
     assert os.listdir(run) == []
+    assert not [n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("commsgw-rpc-")]
