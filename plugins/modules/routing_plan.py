@@ -67,6 +67,7 @@ host_plans:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.inventory import (
     render_findings, site_plans, validate_inventory)
+from ansible_collections.commsgw.routing.plugins.module_utils.srv_bounds import resolved_problems
 
 
 ARGUMENT_SPEC = {
@@ -83,6 +84,12 @@ def outcome(params):
     if errors:
         return True, {"changed": False, "errors": errors,
                       "msg": "no plan: %d problem(s) in the inventory:\n%s" % (len(errors), "\n".join(errors))}
+    # Answers passed in are DNS data: the same RFC 2782 / srv_limits checks as the SRV audit's own lookup.
+    problems = ["deployment %s: %s" % (report["name"], line) for report in reports
+                for line in resolved_problems(report["model"], params["resolved"])]
+    if problems:
+        return True, {"changed": False, "errors": problems,
+                      "msg": "no plan: %d SRV answer(s) refused:\n%s" % (len(problems), "\n".join(problems))}
     plans = {}
     host_plans = {}
     for report in reports:
