@@ -119,7 +119,10 @@ def _cases(lab: Lab) -> list[Case]:
     inside = lab.topo.region1(1)
 
     def record(*targets: tuple[int, str], ttl: int = 60) -> list[str]:
-        return ["%s. %d IN SRV 10 50 %d %s" % (srv1, ttl, port, target) for port, target in targets]
+        """The hostile target(s) at priority 10 and the lab's good backup at 20: the same priority tiers as
+        the rendered file, so that without the checks the refresher would write and reload the answer."""
+        return (["%s. %d IN SRV 10 50 %d %s" % (srv1, ttl, port, target) for port, target in targets]
+                + ["%s. %d IN SRV 20 0 5060 region1-sip3.%s." % (srv1, ttl, DOMAIN)])
 
     def named(label: str) -> list[str]:
         """A record whose one target has the label ``label`` and an in-range address, so that only the
@@ -127,8 +130,8 @@ def _cases(lab: Lab) -> list[Case]:
         name = "%s.%s." % (_zone_label(label), DOMAIN)
         return record((5060, name)) + ["%s 60 IN A %s" % (name, inside)]
 
-    many = ["%s. 60 IN SRV 10 1 5060 m%d.%s." % (srv1, n, DOMAIN) for n in range(MANY)]
-    many += ["m%d.%s. 60 IN A %s" % (n, DOMAIN, lab.topo.region1(1 + n % 14)) for n in range(MANY)]
+    many = record()[-1:] + ["%s. 60 IN SRV 10 1 5060 m%d.%s." % (srv1, n, DOMAIN) for n in range(MANY - 1)]
+    many += ["m%d.%s. 60 IN A %s" % (n, DOMAIN, lab.topo.region1(1 + n % 14)) for n in range(MANY - 1)]
     good = "region1-sip1.%s." % DOMAIN
     return [
         Case("injection ';' in a label", named("x;" + EVIL), srv.BAD_TARGET_NAME),
