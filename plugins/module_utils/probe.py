@@ -594,7 +594,12 @@ def _resolve_record(record: t.Mapping[str, t.Any], ranges: t.Sequence[str], kind
     start = time.monotonic()
     try:
         # RFC 2782 and the plan's srv_limits (issue 13): a hostile record gives its kind and no target to contact.
-        answer = resolve_srv(record["srv_name"], settings.resolver, limits_for(transport, record.get("srv_limits")))
+        limits = limits_for(transport, record.get("srv_limits"))
+    except ValueError as exc:
+        dns_report.update(kind="bad_srv_limits", detail="the plan's %s" % exc)
+        return dns_report, []
+    try:
+        answer = resolve_srv(record["srv_name"], settings.resolver, limits)
     except DnsLookupError as exc:
         dns_report.update(kind=exc.kind, detail=str(exc), lookup_ms=_ms(start))
         return dns_report, []

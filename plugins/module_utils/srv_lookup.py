@@ -148,8 +148,17 @@ def limits_for(transport: t.Any, raw: t.Optional[t.Mapping[str, t.Any]] = None) 
     if ports is None:
         ports = DEFAULT_PORTS.get(str(transport), DEFAULT_PORTS["tls"])
     max_targets = raw.get("max_targets")
-    return SrvLimits(max_targets=int(max_targets if max_targets is not None else DEFAULT_MAX_TARGETS),
-                     ports=tuple(sorted({int(p) for p in ports})))
+    if max_targets is None:
+        max_targets = DEFAULT_MAX_TARGETS
+    if not isinstance(ports, (list, tuple)) or not ports or not all(_is_int(p) and 0 < p < 65536 for p in ports):
+        raise ValueError("srv_limits.ports must be a non-empty list of ports 1-65535, not %r" % (ports,))
+    if not _is_int(max_targets) or max_targets < 1:
+        raise ValueError("srv_limits.max_targets must be a positive integer, not %r" % (max_targets,))
+    return SrvLimits(max_targets=max_targets, ports=tuple(sorted(set(ports))))
+
+
+def _is_int(value: t.Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def printable_name(value: t.Union[str, bytes, t.Sequence[bytes]]) -> str:
