@@ -164,13 +164,7 @@ def _is_int(value: t.Any) -> bool:
 def printable_name(value: t.Union[str, bytes, t.Sequence[bytes]]) -> str:
     """A DNS name as safe text for a message: printable ASCII as is (no backslash), anything else as
     ``<U+XXXX>`` (raw bytes that are not UTF-8 as ``<0xNN>``), labels joined by '.'."""
-    labels: t.Sequence[t.Union[str, bytes]]
-    if isinstance(value, str):
-        labels = [value]
-    elif isinstance(value, bytes):
-        labels = [value]
-    else:
-        labels = list(value)
+    labels: list[t.Union[str, bytes]] = [value] if isinstance(value, (str, bytes)) else list(value)
     out = []
     for label in labels:
         if isinstance(label, bytes):
