@@ -266,8 +266,8 @@ def test_hostile_srv_records_never_reach_the_sbc(hostile_lab: Lab) -> None:
                     problems.append("probe DNS step missed the target outside the /28s: %s" % report)
                 return "out of range reported"
             if report["kind"] != case.expect or targets:
-                problems.append("probe DNS step on %s: kind %s, %d targets" % (case.label, report["kind"],
-                                                                              len(targets)))
+                problems.append("probe DNS step on %s: kind %s, %d targets"
+                                % (case.label, report["kind"], len(targets)))
             return str(report["kind"])
 
         for name, check in (("audit", audit), ("plan", plan), ("refresher", refresher), ("probe-dns", probe_dns)):

@@ -23,8 +23,8 @@ from ansible_collections.commsgw.routing.plugins.module_utils.plan import srv_na
 from ansible_collections.commsgw.routing.plugins.modules.routing_plan import outcome as routing_plan
 from ansible_collections.commsgw.routing.tests.unit.inventory_files import INVENTORIES, load_hostvars
 from ansible_collections.commsgw.routing.tests.unit.test_plan import answer, model_of
-from ansible_collections.commsgw.routing.tests.unit.test_refresher import (  # noqa: F401  (fixture)
-    SRV, TWO, Reloads, _answer, _resolver, spec)
+from ansible_collections.commsgw.routing.tests.unit.test_refresher import (  # noqa: F401  # pylint: disable=unused-import
+    SRV, Reloads, _answer, _resolver, spec)
 
 TLS = sl.SrvLimits(ports=(5061,))
 
