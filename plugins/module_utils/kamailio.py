@@ -53,6 +53,9 @@ _VERSION_RE = re.compile(r"version:\s*kamailio\s+(\d+)\.(\d+)\.(\d+)", re.IGNORE
 # The version the files are rendered for: exactly N.N.N (\Z, not $: no trailing newline), since it is
 # written into a comment of kamailio.cfg, where a newline would start a live line.
 _EXACT_VERSION_RE = re.compile(r"^[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}\Z")
+# An RFC 1123 host name (ASCII letters, digits, inner hyphens; dots between labels): the only names that
+# may go into a dispatcher attribute string, whose parser splits on ';' and '=' and ignores backslashes.
+_HOST_NAME_RE = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
 
 
 class KamailioViewError(ValueError):
@@ -142,8 +145,10 @@ def dispatcher_sets(trunk_groups: t.Sequence[t.Mapping[str, t.Any]], acg_socket:
                         raise KamailioViewError("%s target %s resolves to %s, outside %s" % (
                             group["srv_name"], peer["target"], address, ", ".join(group["ip_ranges"])))
                     attrs = "rweight=%d;socket=%s" % (rweight, acg_socket)
+                    _attr_name(group["srv_name"], "target", peer["target"])
                     if transport == "tls":
-                        attrs += ";tls=%s" % (peer.get("hostname") or group["hostname"])
+                        attrs += ";tls=%s" % _attr_name(group["srv_name"], "TLS name",
+                                                        peer.get("hostname") or group["hostname"])
                         if flags & DS_FLAG_PROBING:
                             attrs += ";obproxy=%s" % ping_relay_uri(acg_socket)
                     destinations.append({
@@ -169,6 +174,16 @@ def dispatcher_sets(trunk_groups: t.Sequence[t.Mapping[str, t.Any]], acg_socket:
                 "destinations": destinations,
             })
     return sets
+
+
+def _attr_name(srv_name: str, what: str, value: t.Any) -> str:
+    """``value`` if it is a host name that can go into a dispatcher attribute string as is; else
+    KamailioViewError (the refresher keeps the previous file then): a name such as
+    ``x;obproxy=sip:evil`` would add attributes of its own to the row."""
+    if not isinstance(value, str) or not _HOST_NAME_RE.match(value):
+        raise KamailioViewError("%s %s %s is not an RFC 1123 host name; it cannot go into dispatcher.list"
+                                % (srv_name, what, ascii(value)))
+    return value
 
 
 def mcp_dispatcher_sets(records: t.Sequence[t.Mapping[str, t.Any]], acg_socket: str, transport: str
@@ -460,6 +475,8 @@ def srv_refresh_input(plan: t.Mapping[str, t.Any], view: t.Mapping[str, t.Any]) 
         "sets": [{"id": s["id"], "group_order": s["group_order"], "srv_name": s["srv_name"],
                   "srv_priority": s["srv_priority"]} for s in view["dispatcher"]["sets"]],
         "acl_ranges": [e["network"] for e in plan["acl"]["ranges"]],
+        # Bounds of every SRV record (srv_lookup.SrvLimits); absent in plans from before issue 13.
+        "srv_limits": plan.get("srv_limits"),
         "min_ttl": min([g["srv_ttl"] for g in plan["trunk_groups"] if g["srv_ttl"] is not None] or [60]),
         **_mcp_refresh_input(plan, view),
     }

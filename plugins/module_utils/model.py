@@ -109,6 +109,8 @@ class Deployment:
     mcp: Mcp = dataclasses.field(default_factory=Mcp)
     # Whether the inventory wrote an ``mcp:`` block (its settings only act where regions have mcp_hostname).
     mcp_given: bool = False
+    # Bounds of every SRV record (max_targets, ports); absent keys take srv_lookup.limits_for's defaults.
+    srv_limits: dict[str, t.Any] = dataclasses.field(default_factory=dict)
     sbcs: list[Sbc] = dataclasses.field(default_factory=list)
 
     def region_named(self, name: t.Any) -> t.Optional[ServiceRegion]:
@@ -118,7 +120,7 @@ class Deployment:
 _DEPLOYMENT_FIELDS = {
     "name": str, "type": str, "base_domain": str, "management_region": str,
     "allow_non_public_ranges": bool, "allow_plain_transport": bool, "acg_transport": str, "service_regions": list, "sites": list,
-    "routing": dict, "emergency_dial_strings": list, "mcp": dict,
+    "routing": dict, "emergency_dial_strings": list, "mcp": dict, "srv_limits": dict,
 }
 _REQUIRED_DEPLOYMENT = ("name", "type", "base_domain", "management_region", "service_regions", "sites")
 _REGION_FIELDS = {"name": str, "azure_region": str, "hostname": str, "ip_ranges": list, "mcp_hostname": str}
@@ -188,4 +190,6 @@ def parse_deployment(raw: t.Any, sbcs: t.Sequence[Sbc], findings: Findings) -> D
     # A fresh default list per deployment: plans must never share mutable state.
     deployment.mcp = Mcp(**{**MCP_DEFAULTS, "match": list(MCP_DEFAULT_MATCH), **mcp})
     deployment.mcp_given = "mcp" in fields
+    deployment.srv_limits = _read_mapping(fields.get("srv_limits", {}), "srv_limits",
+                                          {"max_targets": int, "ports": list}, (), findings)
     return deployment

@@ -14,6 +14,7 @@ import ipaddress
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Deployment, ServiceRegion, Site
+from ansible_collections.commsgw.routing.plugins.module_utils.srv_bounds import deployment_limits
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import (
     canonical_targets, normalise_fqdn, target_from_dict)
 
@@ -158,6 +159,8 @@ def build_site_plan(deployment: Deployment, site: Site,
         "mcp": _mcp(deployment, ordered, resolved),
         "emergency": {"dial_strings": sorted(set(deployment.emergency_dial_strings)), "route_to_acg": False},
         "limits": dict(LIMITS),
+        # Bounds of every SRV record (srv_lookup.SrvLimits): the refresher and the probe hold answers to them.
+        "srv_limits": deployment_limits(deployment).as_dict(),
         "provisioning_api": {
             "hostname": "provapi." + normalise_fqdn(deployment.base_domain),
             "max_ttl_s": PROVISIONING_API_MAX_TTL_S,

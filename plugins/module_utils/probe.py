@@ -42,6 +42,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.certificates impor
 from ansible_collections.commsgw.routing.plugins.module_utils import probe_sip as sip
 from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
     DnsLookupError, ResolverSettings, audit_srv, check_ttl, resolve_srv)
+from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import limits_for
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -592,7 +593,13 @@ def _resolve_record(record: t.Mapping[str, t.Any], ranges: t.Sequence[str], kind
                                     "ttl": None, "targets": [], "out_of_range": [], "findings": []}
     start = time.monotonic()
     try:
-        answer = resolve_srv(record["srv_name"], settings.resolver)
+        # RFC 2782 and the plan's srv_limits (issue 13): a hostile record gives its kind and no target to contact.
+        limits = limits_for(transport, record.get("srv_limits"))
+    except ValueError as exc:
+        dns_report.update(kind="bad_srv_limits", detail="the plan's %s" % exc)
+        return dns_report, []
+    try:
+        answer = resolve_srv(record["srv_name"], settings.resolver, limits)
     except DnsLookupError as exc:
         dns_report.update(kind=exc.kind, detail=str(exc), lookup_ms=_ms(start))
         return dns_report, []
@@ -946,6 +953,8 @@ def run_probe(plan: t.Mapping[str, t.Any], settings: ProbeSettings, host: t.Opti
             rec = dict(record, tls={"sni": record["hostname"], "verify_hostname": record["hostname"]})
             records.append(("mcp", rec, all_ranges, transport0, "mcp.records[%s]" % record["region"]))
 
+    for _kind, rec, *_rest in records:
+        rec.setdefault("srv_limits", plan.get("srv_limits"))
     pool_size = max(1, min(settings.concurrency, 64))
     with concurrent.futures.ThreadPoolExecutor(max_workers=pool_size) as pool:
         # DNS for every record at once; the provisioning API TTL check alongside.

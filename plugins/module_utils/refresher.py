@@ -47,14 +47,14 @@ try:  # the collection's path first, then a plain import next to the installed s
     from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (  # type: ignore
         JsonRpc, RpcEndpoints, RpcError, rpc_endpoints)
     from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import (  # type: ignore
-        DnsLookupError, ResolverSettings, SrvAnswer, addresses_outside, canonical_targets, resolve_srv,
-        target_from_dict)
+        RECORD_KINDS, DnsLookupError, ResolverSettings, SrvAnswer, SrvLimits, addresses_outside, canonical_targets,
+        check_record, limits_for, resolve_srv, target_from_dict)
 except ImportError:  # pragma: no cover - on the SBC host
     from kamailio import KamailioViewError, dispatcher_list_text, dispatcher_sets, mcp_dispatcher_sets  # type: ignore
     from kamailio_runtime import JsonRpc, RpcEndpoints, RpcError, rpc_endpoints  # type: ignore
     from srv_lookup import (  # type: ignore
-        DnsLookupError, ResolverSettings, SrvAnswer, addresses_outside, canonical_targets, resolve_srv,
-        target_from_dict)
+        RECORD_KINDS, DnsLookupError, ResolverSettings, SrvAnswer, SrvLimits, addresses_outside, canonical_targets,
+        check_record, limits_for, resolve_srv, target_from_dict)
 
 LOG = logging.getLogger("commsgw-srv-refresh")
 SCHEMA_VERSION = 1
@@ -65,6 +65,11 @@ RETRY_AFTER_FAILURE_S = 10
 
 class RefreshError(Exception):
     """A lookup or an answer that cannot be used; the record keeps its previous peers."""
+
+
+class RecordRefused(RefreshError):
+    """An answer that breaks RFC 2782 or the spec's ``srv_limits`` (a name that is not a host name, a
+    CNAME or '.' target, port 0 or an unexpected port, too many targets): refused, previous peers kept."""
 
 
 class SpecPathError(ValueError):
@@ -103,6 +108,11 @@ def load_spec(path: str, allowed_dirs: t.Sequence[str] = ()) -> dict[str, t.Any]
             raise ValueError("%s: missing %r" % (path, key))
     if not spec["trunk_groups"]:
         raise ValueError("%s: no trunk group" % path)
+    try:
+        spec_limits(spec)
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise ValueError("%s: srv_limits %r is not {max_targets: N, ports: [N, ...]} (%s)"
+                         % (path, spec.get("srv_limits"), exc))
     spec = dict(spec)
     spec["_digest"] = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
     spec["_path"] = os.path.abspath(path)
@@ -155,20 +165,37 @@ def group_id(name: str) -> int:
 
 # --- DNS
 
-def resolve(name: str, settings: ResolverSettings) -> SrvAnswer:
-    """The record and its targets' addresses, via the lookup the controller uses; raises RefreshError.
+def spec_limits(spec: t.Mapping[str, t.Any]) -> SrvLimits:
+    """The bounds the spec's records are held to (``srv_limits``; a spec without: the transport's defaults)."""
+    return limits_for(spec["transport"], spec.get("srv_limits"))
+
+
+def resolve(name: str, settings: ResolverSettings, limits: t.Optional[SrvLimits] = None) -> SrvAnswer:
+    """The record and its targets' addresses, via the lookup the controller uses; raises RefreshError
+    (RecordRefused for an answer that breaks RFC 2782 or ``limits``).
 
     Stricter than the audit: a target without an IPv4 address makes the whole answer unusable here,
     since writing a peer list without it would silently drop a peer.
     """
     try:
-        answer = resolve_srv(name, settings)
+        answer = resolve_srv(name, settings, limits)
     except DnsLookupError as exc:
+        if exc.kind in RECORD_KINDS:
+            raise RecordRefused("%s [%s]; refused, previous peers kept" % (exc, exc.kind))
         raise RefreshError("%s [%s]" % (exc, exc.kind))
     unresolved = [target.target for target in answer.targets if not target.addresses]
     if unresolved:
         raise RefreshError("SRV %s: target(s) without an IPv4 address: %s" % (name, ", ".join(unresolved)))
     return answer
+
+
+def _check_answer(name: str, answer: SrvAnswer, limits: SrvLimits) -> None:
+    """The lookup's RFC 2782 / ``limits`` checks once more on whatever ``resolve_fn`` returned."""
+    rows = [(tgt.priority, tgt.weight, tgt.port, tgt.target) for tgt in answer.targets]
+    try:
+        check_record(name, "the fresh answer", rows, limits)
+    except DnsLookupError as exc:
+        raise RecordRefused("%s [%s]; refused, previous peers kept" % (exc, exc.kind))
 
 
 def outside(answer: SrvAnswer, ranges: t.Sequence[str]) -> list[str]:
@@ -289,6 +316,7 @@ def refresh(spec: t.Mapping[str, t.Any], resolve_fn: Resolve, reload_fn: Reload,
             continue
         try:
             fresh = resolve_fn(name)
+            _check_answer(name, fresh, spec_limits(spec))
             # The region's own /28s when the spec has them, else every /28 of the deployment.
             ranges = group.get("ip_ranges") or spec["acl_ranges"]
             bad = outside(fresh, ranges)
@@ -303,6 +331,8 @@ def refresh(spec: t.Mapping[str, t.Any], resolve_fn: Resolve, reload_fn: Reload,
                                       "peers": [p.as_dict() for p in canonical_targets(fresh.targets)],
                                       "next_due": now + wait}
         except RefreshError as exc:
+            if isinstance(exc, RecordRefused) and name not in outcome.refused:
+                outcome.refused.append(name)
             if name not in outcome.refused:
                 outcome.failed.append(name)
             _fail(outcome, str(exc))

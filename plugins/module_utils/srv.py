@@ -18,9 +18,11 @@ from ansible_collections.commsgw.routing.plugins.module_utils.findings import ER
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Deployment
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import PROVISIONING_API_MAX_TTL_S, srv_name
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import (  # noqa: F401 (re-exported)  # pylint: disable=unused-import
-    BAD_NAME, DNSPYTHON_IMPORT_ERROR, ERROR_KINDS, HAS_DNSPYTHON, NO_ANSWER, NO_NAMESERVERS, NO_SERVICE, NXDOMAIN,
-    REFUSED, SERVFAIL, TARGET_UNRESOLVED, TIMEOUT, DnsLookupError, ResolverSettings, SrvAnswer, SrvTarget,
+    BAD_NAME, BAD_TARGET_NAME, DNSPYTHON_IMPORT_ERROR, ERROR_KINDS, HAS_DNSPYTHON, NO_ANSWER, NO_NAMESERVERS,
+    NO_SERVICE, NXDOMAIN, PORT_ZERO, RECORD_KINDS, REFUSED, SERVFAIL, TARGET_ALIAS, TARGET_UNRESOLVED, TIMEOUT,
+    TOO_MANY_TARGETS, UNEXPECTED_PORT, DnsLookupError, ResolverSettings, SrvAnswer, SrvLimits, SrvTarget,
     addresses_outside, lookup, normalise_fqdn, resolve_srv, rfc2782_order, target_from_dict)
+from ansible_collections.commsgw.routing.plugins.module_utils.srv_bounds import deployment_limits
 
 
 def audit_srv(answer: t.Union[SrvAnswer, t.Mapping[str, t.Any]], ranges: t.Sequence[str],
@@ -103,12 +105,13 @@ def resolve_deployment(deployment: Deployment, settings: ResolverSettings,
     """
     answers: dict[str, dict[str, t.Any]] = {}
     findings: list[Finding] = []
+    limits = deployment_limits(deployment)
     for name, path, ranges in _records(deployment):
         try:
-            answer = resolve_srv(name, settings)
+            answer = resolve_srv(name, settings, limits)
         except DnsLookupError as exc:
-            findings.append(Finding(ERROR, path, "%s [%s]" % (exc, exc.kind),
-                                    "an SRV record with reachable targets (R-10)", exc.kind, "R-10"))
+            findings.append(Finding(ERROR, path, "%s [%s]" % (exc, exc.kind), _expected(exc.kind, limits),
+                                    exc.kind, "R-10"))
             continue
         answers[name] = answer.as_dict()
         findings.extend(audit_srv(answer, ranges, path))
@@ -118,6 +121,15 @@ def resolve_deployment(deployment: Deployment, settings: ResolverSettings,
         if finding is not None:
             findings.append(finding)
     return answers, findings
+
+
+def _expected(kind: str, limits: SrvLimits) -> str:
+    """What a record failing with ``kind`` should have been."""
+    if kind in RECORD_KINDS:
+        return ("an RFC 2782 SRV record: at most %d targets, each an RFC 1123 host name with its own A record "
+                "(no CNAME, not '.'), on port %s (commsgw_deployment.srv_limits)"
+                % (limits.max_targets, " or ".join(str(p) for p in limits.ports or ()) or "1-65535"))
+    return "an SRV record with reachable targets (R-10)"
 
 
 def require_dnspython(module: t.Any) -> None:

@@ -20,6 +20,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.model import (
     ACG_TRANSPORTS, DEPLOYMENT_TYPES, MCP_ALL_FAILED, MCP_MATCHES, MCP_POLICIES, PLATFORMS, ROUTING_LIMITS,
     Deployment, Sbc, parse_deployment)
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import normalise_fqdn  # noqa: F401
+from ansible_collections.commsgw.routing.plugins.module_utils.srv_bounds import check_srv_limits
 from ansible_collections.commsgw.routing.plugins.module_utils.region_catalog import RegionCatalog, load_catalog
 
 # Names end up inside generated configs and file names: keep them to a safe alphabet.
@@ -440,4 +441,5 @@ def validate_deployment(raw: t.Any, sbcs: t.Sequence[Sbc] = (),
     findings = Findings()
     deployment = parse_deployment(raw, sbcs, findings)
     _Rules(deployment, catalog or load_catalog(), findings).run()
+    check_srv_limits(deployment, findings)  # issue 13: bounds on SRV records (srv_bounds)
     return deployment, findings

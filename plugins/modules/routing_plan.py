@@ -71,6 +71,7 @@ problems:
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.inventory import (
     render_findings, site_plans, validate_inventory)
+from ansible_collections.commsgw.routing.plugins.module_utils.srv_bounds import resolved_problems
 
 
 ARGUMENT_SPEC = {
@@ -88,6 +89,12 @@ def outcome(params):
         # Each problem once: Ansible prints msg twice (task error and result), problems once.
         return True, {"changed": False, "problems": "".join(line + "\n" for line in errors),
                       "msg": "no plan: the inventory has %d error(s), listed once below in problems" % len(errors)}
+    # Answers passed in are DNS data: the same RFC 2782 / srv_limits checks as the SRV audit's own lookup.
+    problems = ["deployment %s: %s" % (report["name"], line) for report in reports
+                for line in resolved_problems(report["model"], params["resolved"])]
+    if problems:
+        return True, {"changed": False, "problems": "".join(line + "\n" for line in problems),
+                      "msg": "no plan: %d SRV answer(s) refused, listed once below in problems" % len(problems)}
     plans = {}
     host_plans = {}
     for report in reports:

@@ -117,6 +117,7 @@ class DnsServer:
         self._ttl = 60
         self._ttl_overrides: dict[str, int] = {}
         self._servfail: list[str] = []
+        self._extra: list[str] = []
         self._proc: t.Optional[subprocess.Popen[bytes]] = None
         self._lease: t.Optional[_Lease] = None
         self._log: t.Optional[t.BinaryIO] = None
@@ -125,8 +126,11 @@ class DnsServer:
     def set_records(self, srv: t.Optional[t.Mapping[str, t.Sequence[SrvRecord]]] = None,
                     a: t.Optional[t.Mapping[str, t.Sequence[str]]] = None, ttl: int = 60,
                     ttl_overrides: t.Optional[t.Mapping[str, int]] = None,
-                    servfail: t.Iterable[str] = ()) -> None:
+                    servfail: t.Iterable[str] = (), extra: t.Sequence[str] = ()) -> None:
         """Replace every record. A target "." gives the RFC 2782 "no service" record.
+
+        ``extra``: zone-file lines served as written (absolute names), for records the helpers cannot
+        spell: CNAMEs, escaped labels such as ``x\\;obproxy=sip:evil`` or ``\\208\\176`` (hostile DNS tests).
 
         ``ttl_overrides`` sets the TTL of one name's records (SRV or A); ``servfail`` names answer
         SERVFAIL for themselves and everything below. Running servers are reloaded and this call
@@ -138,6 +142,7 @@ class DnsServer:
         self._ttl = int(ttl)
         self._ttl_overrides = {_fqdn(name): int(value) for name, value in (ttl_overrides or {}).items()}
         self._servfail = sorted({_fqdn(name) for name in servfail})
+        self._extra = [str(line) for line in extra]
         if self.running:
             self._write_files()
             self._knotc("reload")
@@ -186,6 +191,7 @@ class DnsServer:
         for name in sorted(self._a):
             ttl = self._ttl_overrides.get(name, self._ttl)
             lines.extend("%s %d IN A %s" % (name, ttl, ip) for ip in self._a[name])
+        lines.extend(self._extra)
         return "\n".join(lines) + "\n"
 
     def _write_files(self) -> None:

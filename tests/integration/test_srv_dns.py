@@ -33,6 +33,8 @@ PROD = {
         {"name": "region2", "azure_region": "northeurope", "hostname": HOST2, "ip_ranges": [RANGE2]},
     ],
     "sites": [{"name": "amsterdam", "service_region": "region1"}, {"name": "dublin", "service_region": "region2"}],
+    # The backup target below listens on 5062: allowed explicitly (TLS alone would allow 5061 only, issue 13).
+    "srv_limits": {"ports": [5061, 5062]},
 }
 
 
@@ -258,3 +260,23 @@ def test_module_refuses_a_nameserver_given_as_a_name(tmp_path: Path) -> None:
     assert result["msg"] == ("nameservers (commsgw_dns_nameservers)[1]: is not an IP address (got 'localhost'; "
                              "expected an IPv4 or IPv6 address, e.g. 192.0.2.53 (a name cannot be resolved before a "
                              "resolver is chosen))")
+
+
+def test_module_refuses_rfc2782_violations_and_unexpected_ports(dns_server: DnsServer, tmp_path: Path) -> None:
+    """Issue 13: a CNAME target and, with the TLS default (5061 only), a target on 5062 each fail the audit
+    with their own kind, naming the inventory field; neither record is among the answers."""
+    records = good_records()
+    del records["srv"][SRV2]
+    dns_server.set_records(**records, extra=["%s. 60 IN SRV 10 50 5061 alias.%s." % (SRV2, HOST2),
+                                             "alias.%s. 60 IN CNAME sbc1.%s." % (HOST2, HOST2)])
+    deployment = {k: v for k, v in PROD.items() if k != "srv_limits"}
+    code, result = run_module("srv_audit", {"deployment": deployment, "nameservers": [dns_server.address],
+                                            "timeout": 1.0}, tmp_path)
+    assert code != 0 and result["failed"] is True and result["answers"] == {}
+    lines = result["problems"].splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("service_regions[0].hostname: ") and "[%s]" % srv.UNEXPECTED_PORT in lines[0]
+    assert lines[1].startswith("service_regions[1].hostname: ") and "[%s]" % srv.TARGET_ALIAS in lines[1]
+    text = result["problems"]
+    assert "sbc3.%s is on port 5062; expected 5061 (srv_limits.ports)" % HOST1 in text
+    assert "target alias.%s is an alias (CNAME to sbc1.%s)" % (HOST2, HOST2) in text

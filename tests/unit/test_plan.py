@@ -85,7 +85,7 @@ def test_plan_does_not_depend_on_list_order_in_the_inventory() -> None:
 def test_plan_top_level_fields() -> None:
     for plan in site_plans(model_of(hostvars("production"))):
         assert set(plan) == {"schema_version", "deployment", "site", "sbcs", "trunk_groups", "selection", "health",
-                             "retry", "acl", "mcp", "emergency", "limits", "provisioning_api"}
+                             "retry", "acl", "mcp", "emergency", "limits", "srv_limits", "provisioning_api"}
         assert plan["schema_version"] == 1
         assert plan["deployment"] == {"name": "contoso-emea", "type": "production",
                                       "base_domain": "a1b2c3d4e5f6g7h8.commsgw.azure.com",

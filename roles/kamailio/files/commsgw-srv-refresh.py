@@ -68,11 +68,12 @@ def one_run(args, force):
         spec = refresher.load_spec(args.spec, args.allowed_dir)
         rpc = refresher.rpc_for(spec)
         file_gid = refresher.group_id(args.file_group) if args.file_group else None
+        limits = refresher.spec_limits(spec)
     except (OSError, ValueError) as exc:
         LOG.error("cannot use %s: %s", args.spec, exc)
         return 2, refresher.RETRY_AFTER_FAILURE_S
     settings = refresher.ResolverSettings(args.nameserver, args.dns_port, args.dns_timeout)
-    outcome = refresher.refresh(spec, lambda name: refresher.resolve(name, settings),
+    outcome = refresher.refresh(spec, lambda name: refresher.resolve(name, settings, limits),
                                 lambda: rpc.call("dispatcher.reload"), time.time(), force=force,
                                 state_dir=args.state_dir, file_gid=file_gid)
     LOG.info("run: resolved=%s refused=%s failed=%s written=%s reloaded=%s next in %.0f s",
