@@ -66,7 +66,7 @@ def _flood(request: bytes, n: int = 400, then_ours: bool = True) -> list[Item]:
 
 def _drip(request: bytes) -> t.Iterator[Item]:
     yield b"SIP/2.0 200 OK\r\n"
-    for _ in range(400):  # far longer than the probe's bound
+    for dummy in range(400):  # far longer than the probe's bound
         yield 0.02
         yield b"X"
 
@@ -85,7 +85,7 @@ BEHAVIOURS: dict[str, tuple[Script, bool]] = {
     "wrong_cseq_method": (lambda req: [reply(req, cseq="1 " + "INVITE" * 1000)], False),
     "wrong_cseq_number": (lambda req: [reply(req, cseq="999999999999999999999 OPTIONS")], False),
     "wrong_branch_huge": (lambda req: [reply(req, via="SIP/2.0/TCP h;branch=z9hG4bK" + "b" * 8000)], False),
-    "stray_flood_then_ours": (lambda req: _flood(req), True),
+    "stray_flood_then_ours": (_flood, True),
     "stray_flood_only": (lambda req: _flood(req, then_ours=False), False),
     "content_length_lies_high": (lambda req: [reply(req, length="999999999")], False),
     "content_length_not_a_number": (lambda req: [reply(req, length="-1")], False),
