@@ -39,7 +39,9 @@ import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_runtime as kr
 from ansible_collections.commsgw.routing.plugins.module_utils.certificates import decode_pem, dns_names
+from ansible_collections.commsgw.routing.plugins.module_utils import probe_limits as lim
 from ansible_collections.commsgw.routing.plugins.module_utils import probe_sip as sip
+from ansible_collections.commsgw.routing.plugins.module_utils import probe_tls as ptls
 from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
     DnsLookupError, ResolverSettings, audit_srv, check_ttl, resolve_srv)
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import limits_for
@@ -62,12 +64,14 @@ MALFORMED_REPLY = "malformed_reply"
 WRONG_TRANSACTION = "wrong_transaction"    # replies came, none for our Call-ID/branch/CSeq
 NON_2XX = "non_2xx"
 TRANSPORT_NOT_ALLOWED = "transport_not_allowed"
+OUT_OF_RANGE = lim.OUT_OF_RANGE            # outside every /28 of the record: never contacted (R-07)
+TLS_SBC_HOST_CHECK = ptls.TLS_SBC_HOST_CHECK  # the regional hostname is not the first DNS SAN (the SBC's check)
 MCP_UDP_UNCHECKED = "not contacted: over UDP only a SIP request could test MCP, and MCP is never sent OPTIONS"
 FAILURE_CLASSES = (DNS, CONNECT_REFUSED, CONNECT_TIMEOUT, CONNECT_ERROR, TLS_UNKNOWN_CA, TLS_HOSTNAME_MISMATCH,
                    TLS_EXPIRED, TLS_PROTOCOL, TLS_CLIENT_REJECTED, TLS_HANDSHAKE, NO_REPLY, MALFORMED_REPLY,
-                   WRONG_TRANSACTION, NON_2XX, TRANSPORT_NOT_ALLOWED)
+                   WRONG_TRANSACTION, NON_2XX, TRANSPORT_NOT_ALLOWED, OUT_OF_RANGE, TLS_SBC_HOST_CHECK)
 # The certificate presented by ACG is wrong: a security finding, not an outage (fails the task).
-TLS_VERIFY_FAILURES = (TLS_UNKNOWN_CA, TLS_HOSTNAME_MISMATCH, TLS_EXPIRED)
+TLS_VERIFY_FAILURES = (TLS_UNKNOWN_CA, TLS_HOSTNAME_MISMATCH, TLS_EXPIRED, TLS_SBC_HOST_CHECK)
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
 _RANK = {PASS: 0, WARN: 1, FAIL: 2}
@@ -140,6 +144,7 @@ class PeerTarget:
     weight: int
     transport: str
     in_range: bool
+    ranges: tuple[str, ...] = ()  # the /28s the address must be in (named when it is not)
 
 
 @dataclasses.dataclass
@@ -166,7 +171,8 @@ class PeerResult:
     elapsed_ms: float = 0.0
     tls: t.Optional[dict[str, t.Any]] = None
     duplicates: int = 0
-    stray_replies: list[str] = dataclasses.field(default_factory=list)
+    stray_replies: list[str] = dataclasses.field(default_factory=list)  # the first lim.MAX_STRAY_KEPT
+    stray_count: int = 0                                                # all of them
     verdict: str = PASS
     reasons: list[str] = dataclasses.field(default_factory=list)
 
@@ -205,7 +211,7 @@ def tls_context(settings: ProbeSettings, verify_hostname: t.Optional[str], verif
     else:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
-    if settings.client_cert:
+    if settings.client_cert and verify:  # never on a diagnostic (unverified) connection
         ctx.load_cert_chain(settings.client_cert, settings.client_key or None)
     return ctx
 
@@ -259,19 +265,13 @@ def classify_ssl_error(exc: BaseException) -> tuple[str, str]:
 
 
 def _name_matches(pattern: str, hostname: str) -> bool:
-    """RFC 6125 matching: exact, or one left-most wildcard label."""
-    pattern, hostname = pattern.lower().rstrip("."), hostname.lower().rstrip(".")
-    if pattern == hostname:
-        return True
-    if pattern.startswith("*.") and "." in hostname:
-        return hostname.split(".", 1)[1] == pattern[2:]
-    return False
+    return ptls.name_matches(pattern, hostname)
 
 
 def cert_summary(cert: t.Mapping[str, t.Any], now: t.Optional[float] = None) -> dict[str, t.Any]:
     """Subject, issuer, SAN and expiry of a decoded certificate (``getpeercert()`` form)."""
     def flat(rdns: t.Any) -> dict[str, str]:
-        return {key: value for rdn in rdns or () for key, value in rdn}
+        return {key: t.cast(str, lim.clip(value)) for rdn in rdns or () for key, value in rdn}
     now = time.time() if now is None else now
     not_after = cert.get("notAfter")
     days = None
@@ -281,7 +281,7 @@ def cert_summary(cert: t.Mapping[str, t.Any], now: t.Optional[float] = None) -> 
         except ValueError:
             days = None
     return {"subject": flat(cert.get("subject")), "issuer": flat(cert.get("issuer")),
-            "san": dns_names(cert),
+            "san": lim.clip_list(dns_names(cert)),
             "not_before": cert.get("notBefore"), "not_after": not_after, "days_to_expiry": days}
 
 
@@ -372,6 +372,9 @@ def _handshake(raw: socket.socket, target: PeerTarget, settings: ProbeSettings, 
             cert = _fetch_unverified_cert(target, settings, deadline, contexts)
             if cert is not None:
                 result.tls = dict(cert, sni=target.hostname, verified_against=target.verify_hostname)
+                cn_only = ptls.sbc_host_check(cert["san"], ptls.subject_cn(cert["subject"]), target.verify_hostname)
+                if result.failure == TLS_HOSTNAME_MISMATCH and cn_only:
+                    result.detail = "%s; %s" % (result.detail, cn_only)
         return None
     result.handshake_ms = _ms(start)
     result.tls = _tls_details(tls, target)
@@ -382,6 +385,11 @@ def _handshake(raw: socket.socket, target: PeerTarget, settings: ProbeSettings, 
             result.detail = "certificate names %s, expected %s" % (result.tls["san"], target.verify_hostname)
             tls.close()
             return None
+    refused = ptls.sbc_host_check(result.tls["san"], ptls.subject_cn(result.tls["subject"]), target.verify_hostname)
+    if refused:
+        result.failure, result.detail = TLS_SBC_HOST_CHECK, refused
+        tls.close()
+        return None
     return tls
 
 
@@ -456,11 +464,12 @@ def _exchange(conn: t.Union[socket.socket, ssl.SSLSocket], target: PeerTarget, s
                     result.rtt_ms = _ms(start)
                 elif verdict == "final":
                     result.duplicates += 1  # the same transaction answered again
-                elif verdict.startswith("malformed:"):
-                    malformed = malformed or verdict.split(":", 1)[1]
-                    result.stray_replies.append(verdict)
-                elif verdict.startswith("wrong:"):
-                    result.stray_replies.append(verdict)
+                elif verdict.startswith(("malformed:", "wrong:")):
+                    if verdict.startswith("malformed:"):
+                        malformed = malformed or verdict.split(":", 1)[1]
+                    result.stray_count += 1
+                    if len(result.stray_replies) < lim.MAX_STRAY_KEPT:
+                        result.stray_replies.append(t.cast(str, lim.clip(verdict)))
             if final is not None:
                 # Duplicates already in hand are counted; we never wait for more (bounded wall time).
                 if stream and buffer.strip(b"\r\n"):
@@ -485,16 +494,16 @@ def _exchange(conn: t.Union[socket.socket, ssl.SSLSocket], target: PeerTarget, s
                 type(exc).__name__, exc)
             return
     if final is not None:
-        result.code, result.reason, result.server = final.code, final.reason, final.server
+        result.code, result.reason, result.server = final.code, lim.clip(final.reason), lim.clip(final.server)
         if 200 <= final.code < 300:
             result.healthy = True
         else:
             result.failure = NON_2XX
-            result.detail = "OPTIONS answered %d %s" % (final.code, final.reason)
+            result.detail = "OPTIONS answered %d %s" % (final.code, result.reason)
         return
     if malformed is not None:
         result.failure = MALFORMED_REPLY
-        result.detail = malformed
+        result.detail = t.cast(str, lim.clip(malformed))
     elif result.stray_replies:
         result.failure = WRONG_TRANSACTION
         result.detail = "only replies to other transactions: " + "; ".join(result.stray_replies[:3])
@@ -525,6 +534,9 @@ def _probe_peer(target: PeerTarget, settings: ProbeSettings, deadline: _Deadline
                 contexts: TlsContexts) -> None:
     if target.address is None:
         result.failure, result.detail = DNS, "the SRV target %s has no IPv4 address" % target.target
+        return
+    if not target.in_range:
+        result.failure, result.detail = OUT_OF_RANGE, lim.out_of_range_detail(target.address, target.ranges)
         return
     if target.transport not in settings.allowed_transports:
         result.failure = TRANSPORT_NOT_ALLOWED
@@ -966,7 +978,10 @@ def run_probe(plan: t.Mapping[str, t.Any], settings: ProbeSettings, host: t.Opti
             ttl_future = pool.submit(_provisioning_ttl, api, settings)
         resolved = [f.result() for f in dns_futures]
         dns_ms = _ms(started)
-        targets = [tgt for _dns, tgts in resolved for tgt in tgts]
+        targets = []
+        for (_k, _rec, ranges, _tr, _p), (dns_report, tgts) in zip(records, resolved):
+            kept, dns_report["capped"] = lim.cap_targets(tgts)
+            targets.extend(dataclasses.replace(tgt, ranges=tuple(ranges)) for tgt in kept)
         probe_start = time.monotonic()
         contexts = TlsContexts(settings)
         peer_results = list(pool.map(lambda tgt: probe_peer(tgt, settings, contexts), targets))
@@ -982,6 +997,9 @@ def run_probe(plan: t.Mapping[str, t.Any], settings: ProbeSettings, host: t.Opti
                  "srv_name": rec["srv_name"], "transport": transport, "ip_ranges": ranges, "dns": dns_report,
                  "peers": [p.as_dict() for p in peers]}
         _group_verdict(group, peers, th, mcp=(kind == "mcp"))
+        if dns_report.get("capped"):
+            group["reasons"].append(dns_report["capped"])
+            group["verdict"] = _worse(group["verdict"], WARN)
         groups.append(group)
 
     sbc: t.Optional[dict[str, t.Any]] = None

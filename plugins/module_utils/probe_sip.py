@@ -17,6 +17,8 @@ import re
 import secrets
 import typing as t
 
+from ansible_collections.commsgw.routing.plugins.module_utils.probe_limits import clip
+
 # RFC 3261 magic cookie: branches starting with it are globally unique transaction ids.
 BRANCH_COOKIE = "z9hG4bK"
 # A reply to OPTIONS has no business being large; ACG itself refuses SIP above 10 KB (R-27). Anything
@@ -258,11 +260,11 @@ def mismatch(response: SipResponse, request: OptionsRequest) -> t.Optional[str]:
     """Why ``response`` does not belong to ``request`` (RFC 3261 17.1.3), or None when it does."""
     branch = response.first_via_branch()
     if branch != request.branch:
-        return "Via branch %r, sent %r" % (branch, request.branch)
+        return "Via branch %r, sent %r" % (clip(branch, 80), request.branch)
     call_id = response.header("call-id")
     if call_id != request.call_id:
-        return "Call-ID %r, sent %r" % ((call_id or "")[:80], request.call_id)
+        return "Call-ID %r, sent %r" % (clip(call_id or "", 80), request.call_id)
     number, method = response.cseq()
     if number != request.cseq or method != "OPTIONS":
-        return "CSeq '%d %s', sent '%d OPTIONS'" % (number, method, request.cseq)
+        return "CSeq '%d %s', sent '%d OPTIONS'" % (number, clip(method, 40), request.cseq)
     return None

@@ -164,6 +164,10 @@ def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Find
         if not isinstance(verify, bool):
             findings.error(base + ".tls.verify_hostname", "is not a boolean", "true or false", verify)
             verify = True
+        if verify is False:
+            findings.warn(base + ".tls.verify_hostname", "is false: the SBC accepts any trusted certificate from "
+                          "an ACG peer, whatever host name it names (R-24 host-name check switched off)",
+                          "true (the default) unless a lab needs it", verify, rule="R-24")
         tls_settings["verify_hostname"] = verify
 
     settings: dict[str, t.Any] = {

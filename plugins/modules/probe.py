@@ -19,7 +19,18 @@ description:
     certificate subject/SAN and days to expiry, or the failure class: C(dns), C(connect_refused),
     C(connect_timeout), C(connect_error), C(tls_unknown_ca), C(tls_hostname_mismatch), C(tls_expired),
     C(tls_protocol), C(tls_client_rejected), C(tls_handshake), C(no_reply), C(malformed_reply),
-    C(wrong_transaction), C(non_2xx) (with the code) or C(transport_not_allowed)."
+    C(wrong_transaction), C(non_2xx) (with the code), C(transport_not_allowed), C(out_of_range) or
+    C(tls_sbc_host_check)."
+  - "A target whose address is outside the region's /28 range(s) is never contacted (no TLS with the SBC's
+    certificate, no OPTIONS): C(out_of_range), with the address and the ranges. At most 16 targets per SRV record
+    are probed (the rest is reported as a region warning). After a failed verification the probe connects once
+    more without verification, only to describe the certificate, and never presents the client certificate on
+    that connection. Reflected text (reason phrase, Server header, Call-ID, certificate names) is cut at 160
+    characters with a marker, and at most 10 stray replies are kept per peer (C(stray_count) counts them all)."
+  - "C(tls_sbc_host_check): the certificate verified, but the regional hostname is not its first DNS
+    subjectAltName (or is only its CN while it has DNS subjectAltNames). The SBC's own host check (Kamailio) sees
+    only the first DNS subjectAltName and the CN, so it would refuse this peer (or accept it only through the CN,
+    which RFC 6125 does not use): a total outage at the first call, caught at onboarding instead."
   - "MCP targets are never sent OPTIONS (they do not answer it, R-19): DNS, TCP/TLS reachability and the
     certificate only."
   - "The SBC's own view, per platform (Kamailio: the deployed C(dispatcher.list) and the C(dispatcher.list) RPC

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import probe
+from ansible_collections.commsgw.routing.plugins.module_utils import probe, probe_limits
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import summary_lines, to_junit
@@ -266,7 +266,7 @@ def test_all_healthy_passes_and_target_outside_the_28_fails(
         pki: StandardPKI, dns: DnsServer, fronts: Fronts) -> None:
     fronts.add("127.0.150.9", "200", "peer1")
     fronts.add("127.0.151.9", "200", "peer2")
-    fronts.add("127.0.152.1", "200", "peer2")  # a perfectly healthy peer, in no range of the deployment
+    outsider = fronts.add("127.0.152.1", "200", "peer2")  # a perfectly healthy peer, in no range of the deployment
     a = {t_("a.r1"): ["127.0.150.9"], t_("a.r2"): ["127.0.151.9"], t_("x.r2"): ["127.0.152.1"],
          "provapi." + BASE: ["127.0.150.14"]}
     dns.set_records(srv={SRV1: [(10, 10, 5061, t_("a.r1"))], SRV2: [(10, 10, 5061, t_("a.r2"))]}, a=a)
@@ -281,10 +281,29 @@ def test_all_healthy_passes_and_target_outside_the_28_fails(
                          SRV2: [(10, 10, 5061, t_("a.r2")), (10, 10, 5061, t_("x.r2"))]}, a=a)
     bad = probe.run_probe(site_plan(production()), settings(dns, pki))
     outside = peer(bad, t_("x.r2"))
-    assert outside["healthy"] and not outside["in_range"] and outside["verdict"] == "fail"
+    # Never contacted (no TLS with the SBC's certificate, no OPTIONS), reported with the address and the ranges.
+    assert not outside["healthy"] and not outside["in_range"] and outside["verdict"] == "fail"
+    assert outside["failure"] == probe.OUT_OF_RANGE and "127.0.152.1" in outside["detail"]
+    assert "127.0.151.0/28" in outside["detail"]
+    assert outsider.connections == []
     r2 = region(bad, "region2")
     assert r2["verdict"] == "fail" and r2["dns"]["out_of_range"] == ["%s -> 127.0.152.1" % t_("x.r2")]
     assert bad["verdict"] == "fail"
+
+
+def test_targets_per_record_are_capped(pki: StandardPKI, dns: DnsServer) -> None:
+    # A record with 40 targets (hostile or broken DNS): only the first MAX_TARGETS_PER_RECORD are contacted.
+    names = [t_("many%02d.r1" % i) for i in range(40)]
+    a = {name: ["127.0.150.%d" % (1 + i % 14)] for i, name in enumerate(names)}
+    a.update({t_("a.r2"): ["127.0.151.9"], "provapi." + BASE: ["127.0.150.14"]})
+    dns.set_records(srv={SRV1: [(10, 10, 5061, name) for name in names], SRV2: [(10, 10, 5061, t_("a.r2"))]}, a=a)
+    report = probe.run_probe(site_plan(production()), settings(dns, pki))
+    r1 = region(report, "region1")
+    assert len(r1["dns"]["targets"]) == 40  # the DNS answer is reported whole
+    assert len(r1["peers"]) == probe_limits.MAX_TARGETS_PER_RECORD == r1["total"]
+    assert any("40 targets, only the first %d probed" % probe_limits.MAX_TARGETS_PER_RECORD in reason
+               for reason in r1["reasons"]), r1["reasons"]
+    assert r1["verdict"] == "fail"  # nothing listens there: no healthy peer
 
 
 def test_region_without_healthy_peer_and_dns_failure(pki: StandardPKI, dns: DnsServer, fronts: Fronts) -> None:
