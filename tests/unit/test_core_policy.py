@@ -135,3 +135,15 @@ def test_cfg_with_core_acl_and_normalisation_parses(tmp_path: Path) -> None:
     result = subprocess.run(["kamailio", "-c", "-f", str(tmp_path / "kamailio.cfg")], capture_output=True, text=True,
                             timeout=30, check=False)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_mcp_continue_next_hop_is_allowed_implicitly() -> None:
+    """MCP's 'continue' policy sends calls to mcp.continue_next_hop: its in-dialog requests come back."""
+    from ansible_collections.commsgw.routing.tests.unit import test_mcp
+    plan = test_mcp._plan({"policy": "continue", "continue_next_hop": "10.0.3.5:5060"})
+    settings = dict(test_mcp.SETTINGS, core_allowed_sources=["10.0.1.0/24"])
+    rows = [r for r in _rows(render_kamailio(plan, settings, "5.6.3")["address.list"]) if r[0] == "2"]
+    assert ["2", "10.0.3.5", "32", "0", "side=core;implicit=mcp_continue_next_hop"] in rows
+    named = test_mcp._plan({"policy": "continue", "continue_next_hop": "core.example.net:5060"})
+    rows = [r for r in _rows(render_kamailio(named, settings, "5.6.3")["address.list"]) if r[0] == "2"]
+    assert [r[1] for r in rows] == ["10.0.1.0", "10.0.0.20"]
