@@ -26,7 +26,7 @@ import pytest
 
 from harness.tools import needs
 from harness.kamailio import AcgLab, BlockLease, KamailioError, Topology
-from harness.sipp import PeerGroup as Peers, SippCaller, udp_options
+from harness.sipp import CallResult, PeerGroup as Peers, SippCaller, udp_options
 
 pytestmark = [
     pytest.mark.integration,
@@ -63,11 +63,11 @@ def _settle(lab: AcgLab) -> None:
         assert lab.wait_peer_state(address, True, 5.0) is not None, "%s never became active" % address
 
 
-def _call(tmp_path: Path, name: str, count: int = 1, source: t.Optional[str] = None, **kwargs: t.Any) -> SippCaller:
+def _call(tmp_path: Path, name: str, count: int = 1, source: t.Optional[str] = None,
+          **kwargs: t.Any) -> tuple[SippCaller, CallResult]:
     caller = SippCaller(name, tmp_path / name, source or TOPO.core_caller, "%s:5060" % TOPO.sbc_core, hold_ms=0,
                         **kwargs)
-    caller.result_ = caller.run(count, 10.0, timeout_s=30)  # type: ignore[attr-defined]
-    return caller
+    return caller, caller.run(count, 10.0, timeout_s=30)
 
 
 def _acg_request_uris(peers: Peers) -> list[str]:
@@ -104,14 +104,14 @@ def test_unlisted_core_source_is_refused_and_listed_one_routed(lab: AcgLab, tmp_
     outsider = TOPO.outsider()
     with _peers(tmp_path) as peers:
         _settle(lab)
-        refused = _call(tmp_path, "outsider", 3, source=outsider, expect=403)
+        dummy, refused = _call(tmp_path, "outsider", 3, source=outsider, expect=403)
         assert _raw(outsider, _forged_bye(R1[0])) == "SIP/2.0 403 Forbidden"
-        routed = _call(tmp_path, "listed", 2)
+        dummy, routed = _call(tmp_path, "listed", 2)
         uris = _acg_request_uris(peers)
         byes = sum(len(peer.received_requests("BYE")) for peer in peers.peers.values())
-    assert refused.result_.codes() == {403: 3}, refused.result_.codes()  # type: ignore[attr-defined]
-    assert routed.result_.codes() == {200: 2}, routed.result_.codes()  # type: ignore[attr-defined]
-    assert routed.result_.successful == 2  # type: ignore[attr-defined]
+    assert refused.codes() == {403: 3}, refused.codes()
+    assert routed.codes() == {200: 2}, routed.codes()
+    assert routed.successful == 2
     # Only the listed caller's calls reached ACG; its BYEs (2) went through, the forged one did not.
     assert len(set(uris)) == 1 and len(uris) >= 2, uris
     assert byes == 2, byes
@@ -156,11 +156,11 @@ def test_core_acl_is_reloadable(lab: AcgLab) -> None:
 def test_non_e164_is_refused_and_never_reaches_acg(lab: AcgLab, tmp_path: Path, user: str) -> None:
     with _peers(tmp_path) as peers:
         _settle(lab)
-        refused = _call(tmp_path, "non-e164", 2, user=user, expect=484)
+        caller, refused = _call(tmp_path, "non-e164", 2, user=user, expect=484)
         uris = _acg_request_uris(peers)
-    assert refused.result_.codes() == {484: 2}, refused.result_.codes()  # type: ignore[attr-defined]
+    assert refused.codes() == {484: 2}, refused.codes()
     assert uris == [], uris
-    replies = [m.first_line for m in refused.messages("received") if m.first_line.startswith("SIP/2.0 484")]
+    replies = [m.first_line for m in caller.messages("received") if m.first_line.startswith("SIP/2.0 484")]
     assert replies and replies[0] == "SIP/2.0 484 Address Incomplete (E.164 Number Required)", replies
 
 
@@ -172,7 +172,7 @@ def test_non_e164_is_refused_and_never_reaches_acg(lab: AcgLab, tmp_path: Path, 
 def test_e164_passes_and_prefixes_are_normalised(lab: AcgLab, tmp_path: Path, user: str, sent: str) -> None:
     with _peers(tmp_path) as peers:
         _settle(lab)
-        result = _call(tmp_path, "e164", 2, user=user)
+        dummy, result = _call(tmp_path, "e164", 2, user=user)
         uris = _acg_request_uris(peers)
-    assert result.result_.codes() == {200: 2}, result.result_.codes()  # type: ignore[attr-defined]
+    assert result.codes() == {200: 2}, result.codes()
     assert uris and {u.split("@")[0] for u in uris} == {"sip:" + sent}, uris
