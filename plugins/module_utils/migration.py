@@ -32,7 +32,7 @@ import json
 import re
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import parse_acl_tag
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import ACL_GROUP, parse_acl_tag
 
 # Files of a rendered Kamailio configuration that carry routing facts (kamailio.cfg only adds the
 # listen sockets and the set ids, which commsgw-srv.json repeats).
@@ -87,7 +87,7 @@ def parse_dispatcher_rows(text: str) -> list[dict[str, t.Any]]:
 
 def parse_address_rows(text: str) -> list[dict[str, str]]:
     """``group address mask port tag`` rows of a permissions address.list -> network, region and the
-    range's TLS name (empty when the file predates names in tags)."""
+    range's TLS name (empty when the file predates names in tags). Only the ACG group's rows."""
     rows = []
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()
@@ -96,6 +96,8 @@ def parse_address_rows(text: str) -> list[dict[str, str]]:
         fields = line.split()
         if len(fields) < 3:
             raise MigrationError("address.list line %r is not 'group address mask ...'" % line[:80])
+        if fields[0] != str(ACL_GROUP):
+            continue  # another group (the core side's allowed sources): not an ACG range
         try:
             network = ipaddress.IPv4Network("%s/%s" % (fields[1], fields[2]), strict=False)
         except ValueError as exc:

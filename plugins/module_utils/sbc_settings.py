@@ -37,6 +37,9 @@ files and process sizing). Every field, its default and why:
 ``options_timeout_ms``    default min(1000, options interval / 2): how long an OPTIONS probe
                           waits (the global tm fr_timer); keeps "taken out" within window + 1 s.
 ``log_level``             Kamailio ``debug`` level, default 2 (notice... errors).
+``core_allowed_sources``  list of IPv4 CIDRs allowed to send to ``core_listen`` (absent: no core
+                          ACL, with a warning); ``number_normalisation``: optional rewrite of
+                          non-E.164 numbers towards ACG (R-26). Both: see ``core_policy``.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ from __future__ import annotations
 import ipaddress
 import typing as t
 
+from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import (
+    parse_core_allowed_sources, parse_number_normalisation)
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import fqdn_problem
 
@@ -62,7 +67,8 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
 }
 _TOP_FIELDS = ("acg_listen", "core_listen", "core_next_hop", "tls", "config_dir", "run_dir", "shared_memory_mb",
                "private_memory_mb", "udp_workers", "tcp_workers", "allow_tls_on_unfixed_kamailio", "acl_action",
-               "emergency_reply_code", "size_headroom_bytes", "options_timeout_ms", "log_level")
+               "emergency_reply_code", "size_headroom_bytes", "options_timeout_ms", "log_level",
+               "core_allowed_sources", "number_normalisation")
 
 
 def _is_int(value: t.Any) -> bool:
@@ -205,6 +211,10 @@ def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Find
         findings.error(base + ".acl_action", "is not supported", " or ".join(ACL_ACTIONS), action)
         action = "reject"
     settings["acl_action"] = action
+    settings["core_allowed_sources"] = parse_core_allowed_sources(
+        top.get("core_allowed_sources"), base + ".core_allowed_sources", next_hop, findings)
+    settings["number_normalisation"] = parse_number_normalisation(
+        top.get("number_normalisation"), base + ".number_normalisation", findings)
     return settings
 
 

@@ -284,6 +284,15 @@ class Topology:
     def core_caller(self) -> str:
         return self.net(31, 2)
 
+    @property
+    def core_network(self) -> str:
+        """The operator core's /24 (next hop .1, caller .2): commsgw_sbc.core_allowed_sources of the lab."""
+        return "%s.%d.0/24" % (self.prefix, 31 + self.block)
+
+    def outsider(self, host: int = 9) -> str:
+        """A loopback address outside the core network and the ACG ranges (a toll-fraud caller)."""
+        return self.net(32, host)
+
     def deployment_raw(self, routing: t.Mapping[str, int], transport: str = "udp") -> dict[str, t.Any]:
         # A two-region test rig; plain UDP/TCP is explicitly allowed (a warning, R-09), TLS is not.
         return {
@@ -367,6 +376,8 @@ class AcgLab:
             # A name, so Kamailio's own resolver (the private resolv.conf) is exercised too.
             "core_next_hop": "core.%s:5060" % self.topo.domain,
             "config_dir": str(self.cfg_dir), "run_dir": str(self.run_dir), "udp_workers": 4,
+            # The core side's source ACL: every core-side caller of the tests is in the core /24.
+            "core_allowed_sources": [self.topo.core_network],
         }
         self.settings.update(settings or {})
         self.dns: t.Any = None

@@ -241,7 +241,7 @@ class CallResult:
 class SippCaller(_Sipp):
     """The operator core: ``count`` calls to ``target`` at ``rate`` calls/s, expecting ``expect``."""
 
-    def __init__(self, name: str, workdir: Path, address: str, target: str, user: str = "4930123456",
+    def __init__(self, name: str, workdir: Path, address: str, target: str, user: str = "+4930123456",
                  expect: int = 200, hold_ms: int = 200, extra_headers: str = "", contact_user: str = "caller",
                  transport: str = "udp", port: int = 0) -> None:
         super().__init__(name, workdir)

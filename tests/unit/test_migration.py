@@ -310,3 +310,14 @@ def test_mcp_records_are_read_and_diffed() -> None:
     assert entry["hostname"] == {"before": "mcp-region2." + DOMAIN, "after": "mcp-region2-new." + DOMAIN}
     assert "MCP region region2 target gained: mcp-region2-new-a.%s (20.82.160.41:5061)" % DOMAIN in \
         migration.summary_lines(diff)
+
+
+def test_core_acl_rows_are_not_read_back_as_acg_ranges() -> None:
+    """address.list also carries the core side's allowed sources (group 2): never an ACG range."""
+    plan = _plan(_production())
+    settings = dict(SETTINGS, tls=dict(TLS), core_allowed_sources=["10.0.5.0/24"])
+    files = render_kamailio(plan, settings, "6.0.1")
+    assert "2 10.0.5.0 24 0" in files["address.list"]
+    state = migration.state_from_files(files)
+    assert state is not None
+    assert sorted(e["network"] for e in state["acl"]) == sorted([R1, R2])
