@@ -14,8 +14,8 @@ OPTIONS/INVITE floods (bounded). Asserted: same Kamailio PIDs before and after, 
 real SIPp call each way still work afterwards, nothing from outside the ACG ranges reaches the core
 sink, malformed classes reach no sink at all, and shared memory returns to within a bound.
 Expected refusals: 403 (ACL, outside the /28s), 400 (sanity_check: missing/malformed mandatory
-headers, bad Content-Length, bad Via/CSeq), 416 (Request-URI scheme not sip/sips/tel), 483
-(Max-Forwards 0), 513 (too large); replies matching no transaction and unparsable bytes are dropped
+headers, bad Content-Length, bad Via/CSeq, Request-URI scheme not sip/sips/tel; a NUL, control or
+8-bit byte in the Request-URI), 483 (Max-Forwards 0), 513 (too large, core side); replies matching no transaction and unparsable bytes are dropped
 silently. TLS is covered by the same request route (the TLS lab costs a rootfs and certificates).
 
 ``COMMSGW_HOSTILE_K6=1`` runs the UDP lab once more on the Kamailio 6.0 rootfs (harness.rootfs).
