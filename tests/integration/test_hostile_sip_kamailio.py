@@ -92,7 +92,7 @@ def test_hostile_sip_never_crashes_leaks_or_grows(lab: AcgLab, tmp_path: Path) -
     runs = [("acg-side/outside-28s", outside, topo.sbc_acg, "core", True),
             ("acg-side/inside-28", inside, topo.sbc_acg, "core", False),
             ("core-side/core-caller", topo.core_caller, topo.sbc_core, "acg", False),
-            ("core-side/outside", outside, topo.sbc_core, "acg", False)]
+            ("core-side/outside", outside, topo.sbc_core, "acg", True)]
     core = hs.SipSink(topo.core_next_hop).start()
     acg = [hs.SipSink(address).start() for address in acg_peers]
     started = time.monotonic()
@@ -149,11 +149,12 @@ def test_hostile_sip_never_crashes_leaks_or_grows(lab: AcgLab, tmp_path: Path) -
 
     # -- nothing from outside reaches the core; malformed classes reach nobody ---------------------
     assert leaks["acg-side/outside-28s+floods"] == {}, leaks
+    assert leaks["core-side/outside+floods"] == {}, leaks
     for label, counts in leaks.items():
         bad = {cls: n for cls, n in counts.items() if cls not in hs.MAY_PASS and not cls.startswith("flood")}
-        if not label.startswith("acg-side/outside"):
+        if label.split("+")[0] in ("acg-side/inside-28", "core-side/core-caller"):
             # In-dialog requests follow their Route set: legitimate from ACG and from the core. From an
-            # unlisted address on the core side, the core-side source ACL (issue 13 item 6) refuses them.
+            # unlisted address (outside the /28s, or outside core_allowed_sources) they are refused.
             bad.pop("fake-in-dialog", None)
         assert bad == {}, "malformed classes passed the SBC (%s): %s" % (label, bad)
     for (label, cls), outcome in table.items():
@@ -161,7 +162,7 @@ def test_hostile_sip_never_crashes_leaks_or_grows(lab: AcgLab, tmp_path: Path) -
             assert outcome.answers == {"483": outcome.sent}, (label, outcome)
         if cls in ("bad-ruri-scheme", "bad-bytes-in-ruri") or (cls == "content-length-bigger" and proto == "udp"):
             assert set(outcome.answers) <= {"400", "416"}, (label, cls, outcome)
-        if label == "acg-side/outside-28s" and cls.startswith("flood"):
+        if label in ("acg-side/outside-28s", "core-side/outside") and cls.startswith("flood"):
             assert set(outcome.answers) <= {"403"}, (label, cls, outcome)
 
     # -- no hostile request made the SBC take a healthy ACG peer out (a relay that fails locally marks
