@@ -25,8 +25,6 @@ import ipaddress
 import re
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import core_acl_view, e164_view
-
 DS_ALG_RELATIVE_WEIGHT = 11
 DS_FLAG_PROBING = 8  # dispatcher "probing" flag: only ACG peers get it (ds_probing_mode 3)
 # MCP (R-18..R-20, docs/mcp.md): MCP targets are dispatcher rows *without* the probing flag, so they are
@@ -334,6 +332,10 @@ def mcp_view(plan: t.Mapping[str, t.Any], acg_socket: str, transport: str, core:
 
 def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], version: str) -> dict[str, t.Any]:
     """Translate ``plan`` + normalised ``settings`` (``sbc_settings``) for Kamailio ``version``."""
+    # Imported here: this file also runs on SBC hosts as the SRV refresher's row writer, which ships
+    # without core_policy (a controller-side concern).
+    from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import core_acl_view, e164_view
+
     version = check_version(version)
     groups = plan["trunk_groups"]
     transports = {g["transport"] for g in groups}

@@ -307,6 +307,9 @@ class Topology:
             "sites": [{"name": "ams", "service_region": "region1"}, {"name": "fra", "service_region": "region2"}],
             "routing": dict(routing),
             "emergency_dial_strings": ["112", "911", "999"],
+            # Every peer of the rig listens on 5060, TLS included (dns_records); a TLS deployment expects
+            # 5061 unless srv_limits says otherwise.
+            "srv_limits": {"ports": [5060]},
         }
 
     def dns_records(self) -> tuple[dict[str, list[tuple[int, int, int, str]]], dict[str, list[str]]]:

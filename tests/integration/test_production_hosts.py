@@ -301,7 +301,8 @@ def test_debian12_plain_transport_onboards_and_tls_is_refused(rig: Rig) -> None:
              "commsgw_onboard_probe": False}
     udp = _write_inventory(rig.tmp / "old-udp" / "hosts.json", rig.lab, old,
                            {"lab": [(OLD, _sbc(OLD, tls=False))]}, extra)
-    old_tls = dict(old, acg_transport="tls", allow_plain_transport=False)
+    # The DNS of this rig serves port 5060; the TLS refusal under test comes later (the Kamailio version).
+    old_tls = dict(old, acg_transport="tls", allow_plain_transport=False, srv_limits={"ports": [5060]})
     tls = _write_inventory(rig.tmp / "old-tls" / "hosts.json", rig.lab, old_tls, {"lab": [(OLD, _sbc(OLD))]}, extra)
     refused = _play(tls, "playbooks/onboard.yml", check=False)
     assert refused.returncode != 0
