@@ -9,10 +9,10 @@ every range is still listed, as a target that will never be contacted.
 
 from __future__ import annotations
 
-import ipaddress
 import time
 import typing as t
 
+from ansible_collections.commsgw.routing.plugins.module_utils import probe_limits as lim
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_exchange import ms_since
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_settings import (
     FAIL, PASS, WARN, PeerTarget, ProbeSettings)
@@ -21,19 +21,8 @@ from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import limits_for
 
 
-def in_ranges(address: str, ranges: t.Sequence[str]) -> bool:
-    ip = ipaddress.ip_address(address)
-    for value in ranges:
-        try:
-            if ip in ipaddress.ip_network(value, strict=False):
-                return True
-        except ValueError:
-            continue
-    return False
-
-
 def resolve_record(record: t.Mapping[str, t.Any], ranges: t.Sequence[str], kind: str, transport: str,
-                    settings: ProbeSettings, path: str) -> tuple[dict[str, t.Any], list[PeerTarget]]:
+                   settings: ProbeSettings, path: str) -> tuple[dict[str, t.Any], list[PeerTarget]]:
     """Resolve one SRV record of the plan; the DNS report and the targets to probe."""
     hostname = record["hostname"]
     verify = (record.get("tls") or {}).get("verify_hostname") or hostname
@@ -61,7 +50,7 @@ def resolve_record(record: t.Mapping[str, t.Any], ranges: t.Sequence[str], kind:
     for tgt in data["targets"]:
         addresses = tgt["addresses"] or [None]
         for address in addresses:
-            in_range = address is not None and in_ranges(address, ranges)
+            in_range = address is not None and lim.in_ranges(address, ranges)
             if address is not None and not in_range:
                 dns_report["out_of_range"].append("%s -> %s" % (tgt["target"], address))
             targets.append(PeerTarget(kind=kind, region=record["region"], srv_name=record["srv_name"], hostname=sni,
