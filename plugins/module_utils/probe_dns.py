@@ -70,4 +70,3 @@ def provisioning_ttl(api: t.Mapping[str, t.Any], settings: ProbeSettings) -> dic
     else:
         verdict = WARN
     return {"hostname": api["hostname"], "verdict": verdict, "detail": finding.message}
-

@@ -73,9 +73,8 @@ def group_verdict(group: dict[str, t.Any], peers: list[PeerResult], th: Threshol
     group["verdict"], group["reasons"] = verdict, reasons
 
 
-
 def state_verdict(section: t.Mapping[str, t.Any], groups: t.Sequence[t.Mapping[str, t.Any]], after: str = ""
-                   ) -> tuple[str, list[str]]:
+                  ) -> tuple[str, list[str]]:
     """What the SBC's own runtime states of the ACG peers mean for the site (MCP is never judged by state).
 
     Any peer the SBC does not see active is a warning (it is not used, or only while its pings fail);

@@ -223,9 +223,9 @@ def _unsettled(view: SbcView, section: t.Mapping[str, t.Any]) -> list[dict[str, 
 
 
 def read_settled(hook: t.Callable[[t.Mapping[str, t.Any]], SbcView], options: t.Mapping[str, t.Any],
-                  peers: list[PeerResult], dns_ok: t.Collection[str], settings: ProbeSettings, settle_s: float,
-                  clock: t.Callable[[], float], sleep: t.Callable[[float], None]
-                  ) -> tuple[SbcView, dict[str, t.Any]]:
+                 peers: list[PeerResult], dns_ok: t.Collection[str], settings: ProbeSettings, settle_s: float,
+                 clock: t.Callable[[], float], sleep: t.Callable[[float], None]
+                 ) -> tuple[SbcView, dict[str, t.Any]]:
     """Read the SBC's view; while peers the probe reached are not active there, read it again.
 
     Right after a push or restart the SBC has not pinged its peers yet and shows them trying or
@@ -271,4 +271,3 @@ def read_settled(hook: t.Callable[[t.Mapping[str, t.Any]], SbcView], options: t.
     section["settle"] = {"limit_s": settle_s, "waited_s": waited, "readings": readings, "settled": settled,
                          "unsettled": [e["peer"] for e in pending], "text": text}
     return view, section
-

@@ -90,4 +90,3 @@ def read_kamailio_view(options: t.Mapping[str, t.Any]) -> SbcView:
         view.errors.append("cannot ask Kamailio for dispatcher.list: %s" % exc)
     view.source = ", ".join(sources) or "nothing readable"
     return view
-
