@@ -33,6 +33,7 @@ import re
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import ACL_GROUP, parse_acl_tag
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_dispatcher import dispatcher_rows
 
 # Files of a rendered Kamailio configuration that carry routing facts (kamailio.cfg only adds the
 # listen sockets and the set ids, which commsgw-srv.json repeats).
@@ -50,15 +51,6 @@ class MigrationError(ValueError):
 # Reading a configuration back
 
 
-def _parse_attrs(text: str) -> dict[str, str]:
-    attrs = {}
-    for part in text.split(";"):
-        key, sep, value = part.partition("=")
-        if sep:
-            attrs[key.strip()] = value.strip()
-    return attrs
-
-
 def _uri_address(uri: str) -> tuple[str, int]:
     match = re.match(r"^sips?:(?:[^@]*@)?\[?([^\]:;>]+)\]?(?::(\d+))?", uri.strip(), re.IGNORECASE)
     if not match:
@@ -67,19 +59,16 @@ def _uri_address(uri: str) -> tuple[str, int]:
 
 
 def parse_dispatcher_rows(text: str) -> list[dict[str, t.Any]]:
-    """``setid uri flags priority attrs`` rows of a dispatcher.list (comments dropped)."""
+    """``setid uri flags priority attrs`` rows of a dispatcher.list (comments dropped), in migration's terms.
+
+    The rows come from the one dispatcher.list parser (``kamailio_dispatcher.dispatcher_rows``).
+    """
     rows = []
-    for line in text.splitlines():
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        fields = line.split(None, 4)
-        if len(fields) < 2 or not fields[0].isdigit():
-            raise MigrationError("dispatcher.list line %r is not 'setid destination ...'" % line[:80])
-        address, port = _uri_address(fields[1])
-        attrs = _parse_attrs(fields[4]) if len(fields) > 4 else {}
-        priority = int(fields[3]) if len(fields) > 3 and fields[3].lstrip("-").isdigit() else 0
-        rows.append({"set": int(fields[0]), "uri": fields[1], "address": address, "port": port,
+    for row in dispatcher_rows(text, MigrationError):
+        address, port = _uri_address(row["uri"])
+        attrs, field = row["attrs"], row["priority"]
+        priority = int(field) if field is not None and field.lstrip("-").isdigit() else 0
+        rows.append({"set": row["set_id"], "uri": row["uri"], "address": address, "port": port,
                      "ds_priority": priority, "rweight": int(attrs.get("rweight", "1") or 1),
                      "target": attrs.get("target", address).rstrip(".").lower()})
     return rows

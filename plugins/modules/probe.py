@@ -238,6 +238,8 @@ junit:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils import probe
+from ansible_collections.commsgw.routing.plugins.module_utils.probe_settings import ProbeSettings, Thresholds
+from ansible_collections.commsgw.routing.plugins.module_utils.probe_tls import tls_context
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import (
     summary_lines, to_json, to_junit, write_text)
 from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
@@ -315,8 +317,8 @@ def main():
         module.fail_json(msg="concurrency must be at least 1, got %d" % params["concurrency"])
     if params["sbc_settle_timeout"] is not None and params["sbc_settle_timeout"] < 0:
         module.fail_json(msg="sbc_settle_timeout must not be negative, got %s" % params["sbc_settle_timeout"])
-    thresholds = probe.Thresholds(**(params["thresholds"] or {}))
-    settings = probe.ProbeSettings(
+    thresholds = Thresholds(**(params["thresholds"] or {}))
+    settings = ProbeSettings(
         timeout_s=params["timeout"],
         resolver=ResolverSettings(nameservers=params["nameservers"] or None, port=params["dns_port"],
                                   timeout_s=params["dns_timeout"]),
@@ -326,7 +328,7 @@ def main():
         thresholds=thresholds)
     try:
         # Load the certificates once up front: a wrong path is a configuration error, not 12 peer failures.
-        probe.tls_context(settings, "check.invalid")
+        tls_context(settings, "check.invalid")
     except (OSError, ValueError) as exc:
         module.fail_json(msg="cannot load the TLS material (client_cert/client_key/ca_bundle): %s" % exc)
 

@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import probe, srv
+from ansible_collections.commsgw.routing.plugins.module_utils import probe_settings, srv
+from ansible_collections.commsgw.routing.plugins.module_utils.probe_dns import resolve_record
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
@@ -256,8 +257,8 @@ def test_hostile_srv_records_never_reach_the_sbc(hostile_lab: Lab) -> None:
         def probe_dns(case: Case = case) -> str:
             group = next(g for g in lab.lab.plan["trunk_groups"] if g["srv_name"] == lab.srv1)
             record = dict(group, srv_limits=lab.lab.plan["srv_limits"])
-            settings = probe.ProbeSettings(resolver=lab.resolver, allowed_transports=("udp",))
-            report, targets = probe._resolve_record(  # pylint: disable=protected-access
+            settings = probe_settings.ProbeSettings(resolver=lab.resolver, allowed_transports=("udp",))
+            report, targets = resolve_record(
                 record, group["ip_ranges"], "sip", "udp", settings, "trunk_groups[region1]")
             if case.expect == "accepted":
                 return "ok, %d targets" % len(targets)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import probe, probe_limits as lim, probe_tls
+from ansible_collections.commsgw.routing.plugins.module_utils import probe, probe_limits as lim, probe_tls, probe_verdicts
 from harness.pki import StandardPKI, TestCA, standard_pki
 
 pytestmark = pytest.mark.integration
@@ -209,7 +209,7 @@ def run(peer: ScriptedPeer, transport: str, pki: StandardPKI) -> tuple[probe.Pee
     finally:
         elapsed = time.monotonic() - start
         peer.close()
-    probe._peer_verdict(result, probe.Thresholds())
+    probe_verdicts.peer_verdict(result, probe.Thresholds())
     return result, elapsed
 
 
@@ -298,5 +298,5 @@ def test_regional_hostname_must_be_the_first_dns_san(pki: StandardPKI, tmp_path:
     assert "first DNS subjectAltName" in result.detail  # the advice
     assert result.verdict == "fail" and not result.healthy
     group = {"dns": {"ok": True}}
-    probe._group_verdict(group, [result], probe.Thresholds(), mcp=False)
+    probe_verdicts.group_verdict(group, [result], probe.Thresholds(), mcp=False)
     assert group["verdict"] == "fail" and any("TLS verification failed" in r for r in group["reasons"])

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import probe
+from ansible_collections.commsgw.routing.plugins.module_utils import probe, probe_tls, probe_verdicts
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import summary_lines, to_junit
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,8 +53,8 @@ def test_ssl_errors_are_classified(exc: BaseException, failure: str) -> None:
 
 
 def test_name_matching_and_cert_summary() -> None:
-    assert probe._name_matches("*.acg.test", "r1.acg.test") and not probe._name_matches("*.acg.test", "a.r1.acg.test")
-    assert probe._name_matches("R1.acg.test.", "r1.acg.test") and not probe._name_matches("r2.acg.test", "r1.acg.test")
+    assert probe_tls.name_matches("*.acg.test", "r1.acg.test") and not probe_tls.name_matches("*.acg.test", "a.r1.acg.test")
+    assert probe_tls.name_matches("R1.acg.test.", "r1.acg.test") and not probe_tls.name_matches("r2.acg.test", "r1.acg.test")
     cert = {"subject": ((("commonName", "r1.acg.test"),),), "issuer": ((("commonName", "Root"),),),
             "subjectAltName": (("DNS", "r1.acg.test"), ("IP Address", "192.0.2.1")),
             "notBefore": "Jan  1 00:00:00 2026 GMT", "notAfter": "Jan 31 00:00:00 2026 GMT"}
@@ -132,9 +132,9 @@ def test_compare_view_in_sync_and_unreadable() -> None:
 
 def group(peers: list[probe.PeerResult], th: probe.Thresholds, dns_ok: bool = True) -> dict[str, t.Any]:
     for item in peers:
-        probe._peer_verdict(item, th)
+        probe_verdicts.peer_verdict(item, th)
     data: dict[str, t.Any] = {"dns": {"ok": dns_ok, "kind": None if dns_ok else "timeout", "detail": "x"}}
-    probe._group_verdict(data, peers, th, mcp=False)
+    probe_verdicts.group_verdict(data, peers, th, mcp=False)
     return data
 
 

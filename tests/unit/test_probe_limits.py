@@ -15,7 +15,7 @@ import typing as t
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import probe, probe_limits as lim, probe_tls
+from ansible_collections.commsgw.routing.plugins.module_utils import probe, probe_limits as lim, probe_tls, probe_verdicts
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import parse_sbc_settings
 
@@ -47,7 +47,7 @@ def test_target_outside_the_ranges_is_never_contacted() -> None:
         listener.close()
     assert not result.healthy and result.failure == probe.OUT_OF_RANGE
     assert ADDRESS in result.detail and "198.51.100.0/28" in result.detail and "not contacted" in result.detail
-    probe._peer_verdict(result, probe.Thresholds())
+    probe_verdicts.peer_verdict(result, probe.Thresholds())
     assert result.verdict == "fail"
 
 

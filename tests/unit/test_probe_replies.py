@@ -20,7 +20,7 @@ import typing as t
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import probe
+from ansible_collections.commsgw.routing.plugins.module_utils import probe, probe_verdicts
 
 ADDRESS = "127.0.190.1"
 Reply = t.Callable[[bytes], t.Sequence[bytes]]  # request -> chunks to send (b"" = close, None-less)
@@ -172,7 +172,7 @@ def test_wrong_transaction_then_ours() -> None:
 def test_duplicate_reply_counted_without_waiting() -> None:
     result = run_stream(lambda req: [response(req) + response(req)])
     assert result.healthy and result.duplicates == 1
-    probe._peer_verdict(result, probe.Thresholds())
+    probe_verdicts.peer_verdict(result, probe.Thresholds())
     assert result.verdict == "warn" and "duplicate" in result.reasons[0]
 
 

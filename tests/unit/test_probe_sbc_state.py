@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import probe
+from ansible_collections.commsgw.routing.plugins.module_utils import probe, probe_settings
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import summary_lines, to_junit
 from harness.tools import run_module
 
@@ -65,7 +65,7 @@ def fake_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def probe_peer(target: probe.PeerTarget, settings: probe.ProbeSettings,
                    contexts: t.Optional[probe.TlsContexts] = None) -> probe.PeerResult:
-        result = probe._result(target)
+        result = probe_settings.result_for(target)
         if target.address in DEAD:
             result.failure, result.detail = probe.NO_REPLY, "no reply to OPTIONS within 3.0 s"
         else:
@@ -74,7 +74,7 @@ def fake_network(monkeypatch: pytest.MonkeyPatch) -> None:
                 result.code, result.reason, result.rtt_ms = 200, "OK", 5.0
         return result
 
-    monkeypatch.setattr(probe, "_resolve_record", resolve)
+    monkeypatch.setattr(probe, "resolve_record", resolve)
     monkeypatch.setattr(probe, "probe_peer", probe_peer)
     DEAD.clear()
 

@@ -216,9 +216,9 @@ def test_srv_limits_inventory_field_reaches_the_plan_and_is_checked() -> None:
 
 
 def test_probe_dns_step_reports_a_plan_with_broken_srv_limits_without_crashing() -> None:
-    from ansible_collections.commsgw.routing.plugins.module_utils import probe
+    from ansible_collections.commsgw.routing.plugins.module_utils import probe_dns, probe_settings
     record = {"hostname": "pstn-region1.acg.test", "srv_name": "_sip._tls.pstn-region1.acg.test", "region": "region1",
               "srv_limits": {"ports": "5061"}}
-    report, targets = probe._resolve_record(  # pylint: disable=protected-access
-        record, ["20.61.48.16/28"], "sip", "tls", probe.ProbeSettings(), "trunk_groups[region1]")
+    report, targets = probe_dns.resolve_record(
+        record, ["20.61.48.16/28"], "sip", "tls", probe_settings.ProbeSettings(), "trunk_groups[region1]")
     assert report["kind"] == "bad_srv_limits" and "srv_limits.ports" in report["detail"] and targets == []
