@@ -51,7 +51,6 @@ ACG_TLS12_CIPHERS = ("ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA25
 LOCAL_SEND_FAILURE_CODE = 477
 DEFAULT_FR_INV_TIMER_MS = 120000
 
-_VERSION_RE = re.compile(r"version:\s*kamailio\s+(\d+)\.(\d+)\.(\d+)", re.IGNORECASE)
 # The version the files are rendered for: exactly N.N.N (\Z, not $: no trailing newline), since it is
 # written into a comment of kamailio.cfg, where a newline would start a live line.
 _EXACT_VERSION_RE = re.compile(r"^[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}\Z")
@@ -62,14 +61,6 @@ _HOST_NAME_RE = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(
 
 class KamailioViewError(ValueError):
     """The plan cannot be expressed as a working Kamailio configuration (e.g. unresolved peers)."""
-
-
-def parse_kamailio_version(output: str) -> str:
-    """The "5.6.3" of ``kamailio -v`` output ("version: kamailio 5.6.3 (x86_64/linux) ...")."""
-    match = _VERSION_RE.search(output or "")
-    if not match:
-        raise ValueError("no 'version: kamailio X.Y.Z' line in: %r" % (output or "")[:200])
-    return ".".join(match.groups())
 
 
 def check_version(version: t.Any) -> str:

@@ -17,13 +17,14 @@ import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import (
-    build_view, has_tls_threads_mode, parse_kamailio_version, scale_rweights)
+    build_view, has_tls_threads_mode, scale_rweights)
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import parse_sbc_settings
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
 from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import (
     KamailioRenderError, render_kamailio)
+from tests.harness.kamailio import parse_kamailio_version
 
 DOMAIN = "acg.example.test"
 
