@@ -30,6 +30,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import SrvAnswer, SrvTarget
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
 from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
+from tests.harness.refresher_install import install_refresher
 
 SRV = "_sip._tls.pstn-region1.acg-lab.commsgw.test"
 DEPLOYMENT = {
@@ -254,12 +255,9 @@ def test_written_files_get_the_kamailio_group_and_0640(spec: dict[str, t.Any]) -
 
 
 def test_installed_script_refuses_an_outside_spec_with_status_2(spec: dict[str, t.Any], tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[2]
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    shutil.copy(root / "roles" / "kamailio" / "files" / "commsgw-srv-refresh.py", bin_dir / "commsgw-srv-refresh")
-    for lib in ("refresher.py", "kamailio_runtime.py", "kamailio.py", "srv_lookup.py"):
-        shutil.copy(root / "plugins" / "module_utils" / lib, bin_dir / lib)
+    install_refresher(bin_dir)  # as the role installs it
     victim = tmp_path.parent / (tmp_path.name + "-script") / "dispatcher.list"
     victim.parent.mkdir()
     path = _respec(spec, dispatcher_list=str(victim))
