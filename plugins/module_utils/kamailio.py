@@ -16,7 +16,8 @@ This module only translates it into Kamailio's vocabulary:
 * permissions address rows: every /28 of the plan's ACL (R-08).
 * timers, retry codes, emergency dial strings, size limits, version-dependent TLS parameters.
 
-Also the ``kamailio -v`` parser used by the roles to detect the target's version.
+Shipped to SBC hosts with the SRV refresher (roles/kamailio/vars/main.yml): imports of the collection
+fall back to plain imports there.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ import ipaddress
 import re
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import core_acl_view, e164_view
+try:  # the collection's path first, then a plain import next to the SRV refresher on the SBC host
+    from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import core_acl_view, e164_view
+except ImportError:  # pragma: no cover - on the SBC host (roles/kamailio/vars/main.yml ships it)
+    from core_policy import core_acl_view, e164_view  # type: ignore
 
 DS_ALG_RELATIVE_WEIGHT = 11
 DS_FLAG_PROBING = 8  # dispatcher "probing" flag: only ACG peers get it (ds_probing_mode 3)
