@@ -35,6 +35,7 @@ import tempfile
 import time
 import typing as t
 
+DEFAULT_CONFIG_DIR = "/etc/kamailio"  # the one default of commsgw_sbc.config_dir and the modules' config_dir
 DEFAULT_RUN_DIR = "/run/kamailio"
 # jsonrpcs defaults (both transports are on unless the cfg says otherwise).
 DEFAULT_SOCKET_NAME = "kamailio_rpc.sock"

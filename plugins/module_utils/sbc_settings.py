@@ -50,6 +50,7 @@ import typing as t
 from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import (
     parse_core_allowed_sources, parse_number_normalisation)
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import DEFAULT_CONFIG_DIR, DEFAULT_RUN_DIR
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import fqdn_problem
 
 SBC_VAR = "commsgw_sbc"
@@ -182,8 +183,8 @@ def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Find
         "core_listen": core,
         "core_next_hop": next_hop,
         "tls": tls_settings,
-        "config_dir": _abs_path(top.get("config_dir"), base + ".config_dir", "/etc/kamailio", findings),
-        "run_dir": _abs_path(top.get("run_dir"), base + ".run_dir", "/run/kamailio", findings),
+        "config_dir": _abs_path(top.get("config_dir"), base + ".config_dir", DEFAULT_CONFIG_DIR, findings),
+        "run_dir": _abs_path(top.get("run_dir"), base + ".run_dir", DEFAULT_RUN_DIR, findings),
         "shared_memory_mb": 512 if tls else 128,
         "private_memory_mb": 8,
         "udp_workers": 4,

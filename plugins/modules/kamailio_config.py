@@ -155,7 +155,7 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import try_candidate
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import DEFAULT_RUN_DIR, try_candidate
 from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import write_text_atomic
 
 # Files whose change the running Kamailio can take without a restart, and how.
@@ -316,7 +316,7 @@ def main():
             "keep_backups": {"type": "int", "default": 5},
             "test_start": {"type": "bool", "default": True},
             "binary": {"type": "path", "default": "/usr/sbin/kamailio"},
-            "run_dir": {"type": "path", "default": "/run/kamailio"},
+            "run_dir": {"type": "path", "default": DEFAULT_RUN_DIR},
             "start_timeout": {"type": "float", "default": 15.0},
             "shared_memory_mb": {"type": "int", "default": 128},
             "pkg_memory_mb": {"type": "int", "default": 8},
