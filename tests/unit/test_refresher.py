@@ -363,3 +363,14 @@ def test_reply_dir_open_to_everyone_is_refused(tmp_path: Path) -> None:
     assert "open to every local user, which is refused" in proc.stderr
     assert os.listdir(run) == []
     assert not [n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("commsgw-rpc-")]
+
+
+def test_installed_libraries_import_without_the_collection(tmp_path: Path) -> None:
+    """The role's list (roles/kamailio/vars/main.yml) holds everything refresher.py imports on the SBC host."""
+    install_refresher(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ANSIBLE_COLLECTIONS_PATH")}
+    run = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import refresher; "
+                          "print(refresher.__file__)", str(tmp_path)],
+                         capture_output=True, text=True, timeout=60, check=False, env=env, cwd=str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == str(tmp_path / "refresher.py")
