@@ -155,7 +155,8 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import DEFAULT_RUN_DIR, try_candidate
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
+    DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, try_candidate)
 from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import write_text_atomic
 
 # Files whose change the running Kamailio can take without a restart, and how.
@@ -318,7 +319,7 @@ def main():
             "binary": {"type": "path", "default": "/usr/sbin/kamailio"},
             "run_dir": {"type": "path", "default": DEFAULT_RUN_DIR},
             "start_timeout": {"type": "float", "default": 15.0},
-            "shared_memory_mb": {"type": "int", "default": 128},
+            "shared_memory_mb": {"type": "int", "default": DEFAULT_SHARED_MEMORY_MB},
             "pkg_memory_mb": {"type": "int", "default": 8},
             "run_as": {"type": "str", "default": ""},
             "mode": {"type": "str", "default": "0644"},

@@ -129,7 +129,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.daemon import start_detached
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
-    DEFAULT_CONFIG_DIR, DEFAULT_RUN_DIR, JsonRpc, RpcError, rpc_endpoints)
+    DEFAULT_CONFIG_DIR, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, JsonRpc, RpcError, rpc_endpoints)
 from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import owned_directory
 
 
@@ -290,7 +290,7 @@ def main():
             "log_file": {"type": "path", "default": "/var/log/kamailio-commsgw.log"},
             "work_dir": {"type": "path", "default": "/var/tmp"},
             "user": {"type": "str", "default": "kamailio"},
-            "shared_memory_mb": {"type": "int", "default": 128},
+            "shared_memory_mb": {"type": "int", "default": DEFAULT_SHARED_MEMORY_MB},
             "pkg_memory_mb": {"type": "int", "default": 8},
             "reload": {"type": "list", "elements": "str", "default": []},
             "timeout": {"type": "float", "default": 20.0},
