@@ -13,7 +13,7 @@ description:
   - Every routing decision comes from the plan; the host's C(commsgw_sbc) settings give sockets, paths
     and sizing. Fails with a clear message when the plan cannot be rendered (unresolved SRV records, a
     target outside the deployment's ranges, TLS on a Kamailio older than 5.7.5 without the override).
-positional: settings, version
+positional: settings, version, host
 options:
   _input:
     description: The site's routing plan (from C(commsgw.routing.routing_plan)).
@@ -27,6 +27,12 @@ options:
     description: The target's Kamailio version, for example C(5.6.3) or C(6.0.1).
     type: str
     required: true
+  host:
+    description:
+      - The inventory host the files are for (normally C(inventory_hostname)); named in the files' header
+        and in errors. Without it, the settings' C(host) key, else C(sbc).
+    type: str
+    required: false
 """
 
 EXAMPLES = r"""
@@ -34,7 +40,7 @@ EXAMPLES = r"""
   ansible.builtin.copy:
     dest: "{{ commsgw_render_dir }}/{{ inventory_hostname }}/{{ item.key }}"
     content: "{{ item.value }}"
-  loop: "{{ plan | commsgw.routing.kamailio_files(commsgw_sbc, '5.6.3') | dict2items }}"
+  loop: "{{ plan | commsgw.routing.kamailio_files(commsgw_sbc, '5.6.3', inventory_hostname) | dict2items }}"
 """
 
 RETURN = r"""
@@ -49,11 +55,11 @@ from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render im
     KamailioRenderError, render_kamailio)
 
 
-def kamailio_files(plan, settings, version):
+def kamailio_files(plan, settings, version, host=None):
     if not isinstance(plan, dict) or not isinstance(settings, dict):
         raise AnsibleFilterError("kamailio_files expects a plan mapping and a settings mapping")
     try:
-        return render_kamailio(plan, settings, str(version))
+        return render_kamailio(plan, settings, str(version), str(host) if host else None)
     except KamailioRenderError as exc:
         raise AnsibleFilterError("kamailio_files: %s" % exc)
 

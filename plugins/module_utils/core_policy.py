@@ -30,7 +30,10 @@ import ipaddress
 import re
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
+try:  # the collection's path first, then a plain import next to the SRV refresher on the SBC host
+    from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
+except ImportError:  # pragma: no cover - on the SBC host (roles/kamailio/vars/main.yml ships it)
+    from findings import Findings  # type: ignore
 
 CORE_ACL_GROUP = 2
 CORE_ACL_TAG = "side=core"

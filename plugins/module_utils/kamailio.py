@@ -16,7 +16,8 @@ This module only translates it into Kamailio's vocabulary:
 * permissions address rows: every /28 of the plan's ACL (R-08).
 * timers, retry codes, emergency dial strings, size limits, version-dependent TLS parameters.
 
-Also the ``kamailio -v`` parser used by the roles to detect the target's version.
+Shipped to SBC hosts with the SRV refresher (roles/kamailio/vars/main.yml): imports of the collection
+fall back to plain imports there.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ from __future__ import annotations
 import ipaddress
 import re
 import typing as t
+
+try:  # the collection's path first, then a plain import next to the SRV refresher on the SBC host
+    from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import core_acl_view, e164_view
+except ImportError:  # pragma: no cover - on the SBC host (roles/kamailio/vars/main.yml ships it)
+    from core_policy import core_acl_view, e164_view  # type: ignore
 
 DS_ALG_RELATIVE_WEIGHT = 11
 DS_FLAG_PROBING = 8  # dispatcher "probing" flag: only ACG peers get it (ds_probing_mode 3)
@@ -49,7 +55,6 @@ ACG_TLS12_CIPHERS = ("ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA25
 LOCAL_SEND_FAILURE_CODE = 477
 DEFAULT_FR_INV_TIMER_MS = 120000
 
-_VERSION_RE = re.compile(r"version:\s*kamailio\s+(\d+)\.(\d+)\.(\d+)", re.IGNORECASE)
 # The version the files are rendered for: exactly N.N.N (\Z, not $: no trailing newline), since it is
 # written into a comment of kamailio.cfg, where a newline would start a live line.
 _EXACT_VERSION_RE = re.compile(r"^[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}\Z")
@@ -60,14 +65,6 @@ _HOST_NAME_RE = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(
 
 class KamailioViewError(ValueError):
     """The plan cannot be expressed as a working Kamailio configuration (e.g. unresolved peers)."""
-
-
-def parse_kamailio_version(output: str) -> str:
-    """The "5.6.3" of ``kamailio -v`` output ("version: kamailio 5.6.3 (x86_64/linux) ...")."""
-    match = _VERSION_RE.search(output or "")
-    if not match:
-        raise ValueError("no 'version: kamailio X.Y.Z' line in: %r" % (output or "")[:200])
-    return ".".join(match.groups())
 
 
 def check_version(version: t.Any) -> str:
@@ -332,10 +329,6 @@ def mcp_view(plan: t.Mapping[str, t.Any], acg_socket: str, transport: str, core:
 
 def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], version: str) -> dict[str, t.Any]:
     """Translate ``plan`` + normalised ``settings`` (``sbc_settings``) for Kamailio ``version``."""
-    # Imported here: this file also runs on SBC hosts as the SRV refresher's row writer, which ships
-    # without core_policy (a controller-side concern).
-    from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import core_acl_view, e164_view
-
     version = check_version(version)
     groups = plan["trunk_groups"]
     transports = {g["transport"] for g in groups}

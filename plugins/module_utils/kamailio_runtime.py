@@ -35,7 +35,12 @@ import tempfile
 import time
 import typing as t
 
+DEFAULT_CONFIG_DIR = "/etc/kamailio"  # the one default of commsgw_sbc.config_dir and the modules' config_dir
 DEFAULT_RUN_DIR = "/run/kamailio"
+# Kamailio's memory (-m / -M, MiB): commsgw_sbc's defaults and the modules' (kamailio_config, kamailio_service).
+DEFAULT_SHARED_MEMORY_MB = 128
+DEFAULT_TLS_SHARED_MEMORY_MB = 512  # OpenSSL contexts need it
+DEFAULT_PRIVATE_MEMORY_MB = 8  # Kamailio's own default
 # jsonrpcs defaults (both transports are on unless the cfg says otherwise).
 DEFAULT_SOCKET_NAME = "kamailio_rpc.sock"
 DEFAULT_FIFO_NAME = "kamailio_rpc.fifo"

@@ -85,11 +85,11 @@ class Sbc:
 
 @dataclasses.dataclass
 class Mcp:
-    policy: t.Any = "retry"
-    hold_down_s: t.Any = 30
-    continue_next_hop: t.Any = None
+    policy: t.Any = MCP_DEFAULTS["policy"]
+    hold_down_s: t.Any = MCP_DEFAULTS["hold_down_s"]
+    continue_next_hop: t.Any = MCP_DEFAULTS["continue_next_hop"]
     match: t.Any = dataclasses.field(default_factory=lambda: list(MCP_DEFAULT_MATCH))
-    on_all_failed: t.Any = None
+    on_all_failed: t.Any = MCP_DEFAULTS["on_all_failed"]
 
 
 @dataclasses.dataclass

@@ -167,13 +167,3 @@ def build_site_plan(deployment: Deployment, site: Site,
             "retry_after_s": PROVISIONING_API_RETRY_AFTER_S,
         },
     }
-
-
-def srv_names(deployment: Deployment) -> list[str]:
-    """Every SRV record the deployment depends on (SBC peers and MCP)."""
-    names = []
-    for region in deployment.service_regions:
-        names.append(srv_name(region.hostname))
-        if region.mcp_hostname:
-            names.append(srv_name(region.mcp_hostname))
-    return names

@@ -25,8 +25,8 @@ number of SRV priority tiers would need different set ids in kamailio.cfg: it is
 previous peers kept) until the configuration is rendered and pushed again.
 
 Standard library and dnspython only; no import from the rest of the collection except the SRV
-lookup (``srv_lookup``, the one the controller uses), the jsonrpc client and the dispatcher row
-builder, all shipped alongside, because this file runs on the SBC host without Ansible.
+lookup (``srv_lookup``, the one the controller uses), the jsonrpc client, the dispatcher row
+builder and the atomic writer (``safe_files``), all shipped alongside, because this file runs on the SBC host without Ansible.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ import json
 import logging
 import os
 import stat
-import tempfile
 import typing as t
 
 try:  # the collection's path first, then a plain import next to the installed script
@@ -49,12 +48,14 @@ try:  # the collection's path first, then a plain import next to the installed s
     from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import (  # type: ignore
         RECORD_KINDS, DnsLookupError, ResolverSettings, SrvAnswer, SrvLimits, addresses_outside, canonical_targets,
         check_record, limits_for, resolve_srv, target_from_dict)
+    from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import write_text_atomic  # type: ignore
 except ImportError:  # pragma: no cover - on the SBC host
     from kamailio import KamailioViewError, dispatcher_list_text, dispatcher_sets, mcp_dispatcher_sets  # type: ignore
     from kamailio_runtime import JsonRpc, RpcEndpoints, RpcError, rpc_endpoints  # type: ignore
     from srv_lookup import (  # type: ignore
         RECORD_KINDS, DnsLookupError, ResolverSettings, SrvAnswer, SrvLimits, addresses_outside, canonical_targets,
         check_record, limits_for, resolve_srv, target_from_dict)
+    from safe_files import write_text_atomic  # type: ignore
 
 LOG = logging.getLogger("commsgw-srv-refresh")
 SCHEMA_VERSION = 1
@@ -248,32 +249,13 @@ def save_state(spec: t.Mapping[str, t.Any], state_dir: t.Optional[str], state: t
 
 
 def _atomic_write(path: str, text: str, file_gid: t.Optional[int] = None) -> None:
-    """Replace ``path`` in one step (temp file + rename in its directory).
+    """Replace ``path`` in one step (``safe_files.write_text_atomic``: temp file + rename in its directory).
 
     With ``file_gid`` (the unprivileged unit): group ``file_gid``, mode 0640, so Kamailio reads it through
     its group and nobody else does. Without (root, process mode): the previous file's mode and owner.
     """
-    fd, tmp = tempfile.mkstemp(prefix=".commsgw-", dir=os.path.dirname(path))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            if file_gid is not None:
-                os.fchown(handle.fileno(), -1, file_gid)
-                os.fchmod(handle.fileno(), 0o640)
-            elif os.path.exists(path):
-                info = os.stat(path)
-                os.fchmod(handle.fileno(), info.st_mode & 0o7777)
-                try:
-                    os.fchown(handle.fileno(), info.st_uid, info.st_gid)
-                except PermissionError:
-                    pass
-            else:
-                os.fchmod(handle.fileno(), 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_text_atomic(path, text, 0o640 if file_gid is not None else 0o644, None, group=file_gid,
+                      keep_existing=True, umask=False, prefix=".commsgw-")
 
 
 def _read(path: str) -> t.Optional[str]:

@@ -3,9 +3,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Writing files and preparing directories where another local user may have planted a name first.
 
-* ``write_text_atomic``: the content goes to a random name created with O_CREAT|O_EXCL|O_NOFOLLOW
-  (``tempfile.mkstemp``) in the target's directory, then is renamed over the target. A symlink planted
-  at the target is replaced, never followed; nothing else is ever opened by its predictable name.
+* ``write_text_atomic``: the collection's one atomic writer (probe reports, kamailio_config's files, the
+  SRV refresher's dispatcher.list and state). The content goes to a random name created with
+  O_CREAT|O_EXCL|O_NOFOLLOW (``tempfile.mkstemp``) in the target's directory, then is renamed over the
+  target. A symlink planted at the target is replaced, never followed; nothing else is ever opened by
+  its predictable name. Standard library only: it is shipped to SBC hosts with the refresher.
 * ``owned_directory``: a directory a daemon works in (Kamailio's work dir) is created private, or, when
   it exists, accepted only if it is a real directory (no symlink) owned by root or by that daemon's user.
 """
@@ -28,18 +30,32 @@ def _umask() -> int:
     return current
 
 
-def write_text_atomic(path: str, text: str, mode: int = 0o644, dir_mode: int = 0o755) -> None:
+def write_text_atomic(path: str, text: str, mode: t.Optional[int] = 0o644, dir_mode: t.Optional[int] = 0o755, *,
+                      group: t.Optional[int] = None, keep_existing: bool = False, umask: bool = True,
+                      prefix: t.Optional[str] = None,
+                      prepare: t.Optional[t.Callable[[str], t.Any]] = None) -> None:
     """Write ``text`` to ``path`` through a random temporary name in the same directory and a rename.
 
-    ``mode`` (less the umask) is the file's final mode; a missing directory is created with ``dir_mode``.
+    The one atomic writer of the collection; the options are what its callers need:
+
+    * ``mode``: the file's final mode, less the process umask unless ``umask`` is False;
+    * ``group``: chown the file to this gid (the refresher's unprivileged unit: Kamailio's group);
+    * ``keep_existing``: when ``path`` exists, the new file takes its mode and (where allowed) owner instead;
+    * ``dir_mode``: a missing directory is created with it; None: the directory must exist;
+    * ``prefix``: of the temporary name (default ``.<name>.``);
+    * ``prepare``: called with the temporary file's path after writing, before the rename (e.g. to set
+      owner, group and mode through Ansible's own file handling).
     """
     directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, mode=dir_mode, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
+    if dir_mode is not None:
+        os.makedirs(directory, mode=dir_mode, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=prefix or ".%s." % os.path.basename(path), dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            os.fchmod(handle.fileno(), mode & ~_umask())
+            _set_attributes(handle.fileno(), path, mode, group, keep_existing, umask)
             handle.write(text)
+        if prepare is not None:
+            prepare(tmp)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -47,6 +63,28 @@ def write_text_atomic(path: str, text: str, mode: int = 0o644, dir_mode: int = 0
         except OSError:
             pass
         raise
+
+
+def _set_attributes(fd: int, path: str, mode: t.Optional[int], group: t.Optional[int], keep_existing: bool,
+                    umask: bool) -> None:
+    if group is not None:
+        os.fchown(fd, -1, group)
+    existing = _stat_or_none(path) if keep_existing and group is None else None
+    if existing is not None:
+        os.fchmod(fd, existing.st_mode & 0o7777)
+        try:
+            os.fchown(fd, existing.st_uid, existing.st_gid)
+        except PermissionError:
+            pass
+    elif mode is not None:
+        os.fchmod(fd, mode & ~_umask() if umask else mode)
+
+
+def _stat_or_none(path: str) -> t.Optional[os.stat_result]:
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
 
 
 def owned_directory(path: str, what: str, uid: int = -1, gid: int = -1, mode: int = 0o770) -> bool:

@@ -50,6 +50,9 @@ import typing as t
 from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import (
     parse_core_allowed_sources, parse_number_normalisation)
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
+    DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB,
+    DEFAULT_TLS_SHARED_MEMORY_MB)
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import fqdn_problem
 
 SBC_VAR = "commsgw_sbc"
@@ -182,10 +185,10 @@ def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Find
         "core_listen": core,
         "core_next_hop": next_hop,
         "tls": tls_settings,
-        "config_dir": _abs_path(top.get("config_dir"), base + ".config_dir", "/etc/kamailio", findings),
-        "run_dir": _abs_path(top.get("run_dir"), base + ".run_dir", "/run/kamailio", findings),
-        "shared_memory_mb": 512 if tls else 128,
-        "private_memory_mb": 8,
+        "config_dir": _abs_path(top.get("config_dir"), base + ".config_dir", DEFAULT_CONFIG_DIR, findings),
+        "run_dir": _abs_path(top.get("run_dir"), base + ".run_dir", DEFAULT_RUN_DIR, findings),
+        "shared_memory_mb": DEFAULT_TLS_SHARED_MEMORY_MB if tls else DEFAULT_SHARED_MEMORY_MB,
+        "private_memory_mb": DEFAULT_PRIVATE_MEMORY_MB,
         "udp_workers": 4,
         "tcp_workers": 2,
         "emergency_reply_code": 403,

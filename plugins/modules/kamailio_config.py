@@ -155,7 +155,9 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import try_candidate
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
+    DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, try_candidate)
+from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import write_text_atomic
 
 # Files whose change the running Kamailio can take without a restart, and how.
 RELOADS = {"dispatcher.list": "dispatcher.reload", "address.list": "permissions.addressReload"}
@@ -181,17 +183,7 @@ def _set_attributes(module, path):
 
 
 def _write_atomic(path, content, module):
-    directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=".commsgw-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(content)
-        _set_attributes(module, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_text_atomic(path, content, None, None, prefix=".commsgw-", prepare=lambda tmp: _set_attributes(module, tmp))
 
 
 def _mirror_tree(source, dest):
@@ -325,9 +317,9 @@ def main():
             "keep_backups": {"type": "int", "default": 5},
             "test_start": {"type": "bool", "default": True},
             "binary": {"type": "path", "default": "/usr/sbin/kamailio"},
-            "run_dir": {"type": "path", "default": "/run/kamailio"},
+            "run_dir": {"type": "path", "default": DEFAULT_RUN_DIR},
             "start_timeout": {"type": "float", "default": 15.0},
-            "shared_memory_mb": {"type": "int", "default": 128},
+            "shared_memory_mb": {"type": "int", "default": DEFAULT_SHARED_MEMORY_MB},
             "pkg_memory_mb": {"type": "int", "default": 8},
             "run_as": {"type": "str", "default": ""},
             "mode": {"type": "str", "default": "0644"},

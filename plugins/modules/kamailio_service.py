@@ -128,7 +128,8 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.daemon import start_detached
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import JsonRpc, RpcError, rpc_endpoints
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
+    DEFAULT_CONFIG_DIR, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, JsonRpc, RpcError, rpc_endpoints)
 from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import owned_directory
 
 
@@ -282,14 +283,14 @@ def main():
             "state": {"type": "str", "choices": ["started", "restarted", "stopped", "reloaded"], "default": "started"},
             "manager": {"type": "str", "choices": ["systemd", "process"], "default": "systemd"},
             "service": {"type": "str", "default": "kamailio"},
-            "config": {"type": "path", "default": "/etc/kamailio/kamailio.cfg"},
+            "config": {"type": "path", "default": DEFAULT_CONFIG_DIR + "/kamailio.cfg"},
             "binary": {"type": "path", "default": "/usr/sbin/kamailio"},
             "pid_file": {"type": "path", "default": "/run/kamailio/kamailio.pid"},
-            "run_dir": {"type": "path", "default": "/run/kamailio"},
+            "run_dir": {"type": "path", "default": DEFAULT_RUN_DIR},
             "log_file": {"type": "path", "default": "/var/log/kamailio-commsgw.log"},
             "work_dir": {"type": "path", "default": "/var/tmp"},
             "user": {"type": "str", "default": "kamailio"},
-            "shared_memory_mb": {"type": "int", "default": 128},
+            "shared_memory_mb": {"type": "int", "default": DEFAULT_SHARED_MEMORY_MB},
             "pkg_memory_mb": {"type": "int", "default": 8},
             "reload": {"type": "list", "elements": "str", "default": []},
             "timeout": {"type": "float", "default": 20.0},

@@ -87,14 +87,14 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils import migration
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
-    JsonRpc, RpcError, rpc_endpoints)
+    DEFAULT_CONFIG_DIR, DEFAULT_RUN_DIR, JsonRpc, RpcError, rpc_endpoints)
 
 
 def main():
     module = AnsibleModule(
         argument_spec={
-            "config_dir": {"type": "path", "default": "/etc/kamailio"},
-            "run_dir": {"type": "path", "default": "/run/kamailio"},
+            "config_dir": {"type": "path", "default": DEFAULT_CONFIG_DIR},
+            "run_dir": {"type": "path", "default": DEFAULT_RUN_DIR},
             "required": {"type": "list", "elements": "str", "default": []},
             "absent": {"type": "list", "elements": "str", "default": []},
             "min_observe_s": {"type": "float", "default": 6.0},

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Render one SBC's complete Kamailio configuration from its routing plan.
 
-``render_kamailio(plan, settings, version)`` returns file name -> content for the files that live
+``render_kamailio(plan, settings, version, host)`` returns file name -> content for the files that live
 in ``settings.config_dir``: kamailio.cfg, dispatcher.list, address.list, commsgw-srv.json and, for
 TLS deployments, tls.cfg. The Jinja2 templates in the collection's top-level
 ``templates/kamailio/`` only spell out syntax; every value comes from the view built by
@@ -44,17 +44,22 @@ def plan_transport(plan: t.Mapping[str, t.Any]) -> str:
     return str(groups[0]["transport"])
 
 
-def render_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], version: str) -> dict[str, t.Any]:
+def render_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], version: str,
+                host: t.Optional[str] = None) -> dict[str, t.Any]:
+    """The template view; ``host`` (the inventory host) names the host in the header and in errors."""
     try:
-        normalised = normalise_sbc_settings(settings, plan_transport(plan))
+        normalised = normalise_sbc_settings(settings, plan_transport(plan), host)
         return build_view(plan, normalised, version)
-    except (KamailioViewError, ValueError) as exc:
+    except KamailioViewError as exc:  # settings errors already name the host (hosts[<host>].commsgw_sbc...)
+        raise KamailioRenderError("host %s: %s" % (host, exc) if host else str(exc)) from exc
+    except ValueError as exc:
         raise KamailioRenderError(str(exc)) from exc
 
 
-def render_kamailio(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], version: str) -> dict[str, str]:
-    """File name (relative to settings.config_dir) -> content."""
-    view = render_view(plan, settings, version)
+def render_kamailio(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], version: str,
+                    host: t.Optional[str] = None) -> dict[str, str]:
+    """File name (relative to settings.config_dir) -> content, for inventory host ``host``."""
+    view = render_view(plan, settings, version, host)
     env = _environment()
     files = {
         "kamailio.cfg": env.get_template("kamailio.cfg.j2").render(v=view),

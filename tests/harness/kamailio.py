@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -41,9 +42,21 @@ class KamailioError(RuntimeError):
     pass
 
 
+_VERSION_RE = re.compile(r"version:\s*kamailio\s+(\d+)\.(\d+)\.(\d+)", re.IGNORECASE)
+
+
+def parse_kamailio_version(output: str) -> str:
+    """The "5.6.3" of ``kamailio -v`` output ("version: kamailio 5.6.3 (x86_64/linux) ...").
+
+    Tests only: the role reads the version with its own regex_search (roles/kamailio/tasks/render.yml)."""
+    match = _VERSION_RE.search(output or "")
+    if not match:
+        raise ValueError("no 'version: kamailio X.Y.Z' line in: %r" % (output or "")[:200])
+    return ".".join(match.groups())
+
+
 def kamailio_version(binary: str = KAMAILIO) -> str:
-    """The machine's Kamailio version ("5.6.3") via the collection's parser."""
-    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import parse_kamailio_version
+    """The machine's Kamailio version ("5.6.3") of ``kamailio -v``."""
     out = subprocess.run([binary, "-v"], capture_output=True, text=True, timeout=10, check=False)
     return parse_kamailio_version(out.stdout + out.stderr)
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import collections
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -35,12 +34,11 @@ from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
 from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import KamailioRenderError, render_kamailio
 from harness.kamailio import AcgLab, BlockLease, Topology
+from harness.refresher_install import install_refresher
 from harness.tools import needs
 
 pytestmark = [pytest.mark.integration, needs("kamailio", "knotd")]
 
-ROOT = Path(__file__).resolve().parents[2]
-MODULE_UTILS = ROOT / "plugins" / "module_utils"
 DOMAIN = "acg-hostile.test"
 EVIL = "obproxy=sip:evil"
 OUTSIDE = "192.0.2.10"  # TEST-NET-1: outside every /28 of the lab; nothing is ever sent there
@@ -84,10 +82,7 @@ class Lab:
     def install_refresher(self) -> Path:
         where = self.tmp / "refresher"
         where.mkdir()
-        shutil.copy(ROOT / "roles" / "kamailio" / "files" / "commsgw-srv-refresh.py", where / "commsgw-srv-refresh")
-        for lib in ("refresher.py", "kamailio_runtime.py", "kamailio.py", "srv_lookup.py"):
-            shutil.copy(MODULE_UTILS / lib, where / lib)
-        return where / "commsgw-srv-refresh"
+        return install_refresher(where)
 
     def refresh(self, script: Path) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the SBC host has no collection

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.harness.dns import DnsServer  # noqa: E402
+from tests.harness.refresher_install import install_refresher  # noqa: E402
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (  # noqa: E402
     JsonRpc, RpcEndpoints, RpcError)
@@ -36,7 +37,6 @@ pytestmark = pytest.mark.integration
 
 SRV = "_sip._tls.pstn-region1.acg-lab.commsgw.test"
 RANGE = "127.0.213.0/28"
-MODULE_UTILS = ROOT / "plugins" / "module_utils"
 
 
 class Box:
@@ -104,11 +104,9 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[Box]:
     dns = DnsServer.start_on_free_address(tmp / "dns", first=60)
     _peers(dns, {"p1.acg-lab.commsgw.test": "127.0.213.1", "p2.acg-lab.commsgw.test": "127.0.213.2"})
     _render(tmp / "etc", tmp / "run", "127.0.223.1", "127.0.233.1")
-    # Installed the way the role installs it: the script with its three libraries next to it.
+    # Installed the way the role installs it: the script with its libraries next to it.
     (tmp / "refresher").mkdir()
-    shutil.copy(ROOT / "roles" / "kamailio" / "files" / "commsgw-srv-refresh.py", tmp / "refresher" / "commsgw-srv-refresh")
-    for lib in ("refresher.py", "kamailio_runtime.py", "kamailio.py"):
-        shutil.copy(MODULE_UTILS / lib, tmp / "refresher" / lib)
+    install_refresher(tmp / "refresher")
     log = open(tmp / "kamailio.log", "wb")
     proc = subprocess.Popen(["kamailio", "-f", str(tmp / "etc" / "kamailio.cfg"), "-DD", "-E", "-w", str(tmp),
                              "-m", "64"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -201,9 +199,7 @@ def test_unprivileged_refresher_reloads_an_unprivileged_kamailio(box: Box) -> No
         os.chown(path, uid, gid)
         os.chmod(path, mode)
     _render(etc, run, "127.0.223.2", "127.0.233.2")  # the root Kamailio of `box` holds .1
-    shutil.copy(ROOT / "roles" / "kamailio" / "files" / "commsgw-srv-refresh.py", lib / "commsgw-srv-refresh")
-    for name in ("refresher.py", "kamailio_runtime.py", "kamailio.py", "srv_lookup.py"):
-        shutil.copy(MODULE_UTILS / name, lib / name)
+    install_refresher(lib)
     log = open(base / "kamailio.log", "wb")
     proc = subprocess.Popen(_as(KAM_ID, KAM_ID, [], ["kamailio", "-f", str(etc / "kamailio.cfg"), "-DD", "-E",
                                                      "-w", str(work), "-m", "64"]),

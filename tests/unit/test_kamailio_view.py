@@ -17,13 +17,14 @@ import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import (
-    build_view, has_tls_threads_mode, parse_kamailio_version, scale_rweights)
+    build_view, has_tls_threads_mode, scale_rweights)
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import parse_sbc_settings
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
 from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import (
     KamailioRenderError, render_kamailio)
+from tests.harness.kamailio import parse_kamailio_version
 
 DOMAIN = "acg.example.test"
 
@@ -103,6 +104,21 @@ def test_unresolved_or_foreign_targets_are_refused() -> None:
     foreign["trunk_groups"][0]["peers"][0]["addresses"] = ["192.0.2.99"]
     with pytest.raises(KamailioRenderError, match="outside"):
         render_kamailio(foreign, SETTINGS, "5.6.3")
+
+
+def test_header_and_errors_name_the_inventory_host() -> None:
+    files = render_kamailio(_plan(), SETTINGS, "5.6.3", "sbc-ams-1")
+    assert "# ACG SBC configuration for sbc-ams-1 (deployment" in files["kamailio.cfg"]
+    assert "configuration for sbc " not in files["kamailio.cfg"]
+    assert render_kamailio(_plan(), SETTINGS, "5.6.3", "sbc-ams-1") == files  # same host, same bytes
+    tls = render_kamailio(_plan(transport="tls"), TLS_SETTINGS, "6.0.1", "sbc-ams-1")
+    assert "# TLS profiles of sbc-ams-1 towards ACG" in tls["tls.cfg"]
+    unresolved = _plan()
+    unresolved["trunk_groups"][1]["peers"] = None
+    with pytest.raises(KamailioRenderError, match="^host sbc-ams-1: .*not resolved"):
+        render_kamailio(unresolved, SETTINGS, "5.6.3", "sbc-ams-1")
+    with pytest.raises(KamailioRenderError, match=r"hosts\[sbc-ams-1\]\.commsgw_sbc"):
+        render_kamailio(_plan(), dict(SETTINGS, shared_memory_mb="lots"), "5.6.3", "sbc-ams-1")
 
 
 def test_rendered_cfg_carries_the_plan_values() -> None:

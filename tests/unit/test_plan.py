@@ -14,7 +14,7 @@ import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils.inventory import site_plans, validate_inventory
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Deployment
-from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan, srv_name, srv_names
+from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan, srv_name
 from ansible_collections.commsgw.routing.tests.unit.inventory_files import INVENTORIES, load_hostvars
 
 
@@ -233,18 +233,6 @@ def test_mcp_defaults() -> None:
         "retry", 30, None)
 
 
-def test_srv_names_lists_sip_and_mcp_records() -> None:
-    plain = model_of(hostvars("production"))
-    assert srv_names(plain) == ["_sip._tls.pstn-region1.a1b2c3d4e5f6g7h8.commsgw.azure.com",
-                                "_sip._tls.pstn-region2.a1b2c3d4e5f6g7h8.commsgw.azure.com"]
-    mcp = model_of(with_mcp(hostvars("production")))
-    assert srv_names(mcp) == ["_sip._tls.pstn-region1.a1b2c3d4e5f6g7h8.commsgw.azure.com",
-                              "_sip._tls.mcp-region1.a1b2c3d4e5f6g7h8.commsgw.azure.com",
-                              "_sip._tls.pstn-region2.a1b2c3d4e5f6g7h8.commsgw.azure.com",
-                              "_sip._tls.mcp-region2.a1b2c3d4e5f6g7h8.commsgw.azure.com"]
-
-
-# -- resolved peers (R-10 / R-11) -----------------------------------------------------------------------
 def test_resolved_peers_are_ordered_and_normalised() -> None:
     deployment = model_of(with_mcp(hostvars("production")))
     sip1, sip2 = (srv_name(r.hostname) for r in deployment.service_regions)

@@ -30,6 +30,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import SrvAnswer, SrvTarget
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
 from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
+from tests.harness.refresher_install import install_refresher
 
 SRV = "_sip._tls.pstn-region1.acg-lab.commsgw.test"
 DEPLOYMENT = {
@@ -254,12 +255,9 @@ def test_written_files_get_the_kamailio_group_and_0640(spec: dict[str, t.Any]) -
 
 
 def test_installed_script_refuses_an_outside_spec_with_status_2(spec: dict[str, t.Any], tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[2]
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    shutil.copy(root / "roles" / "kamailio" / "files" / "commsgw-srv-refresh.py", bin_dir / "commsgw-srv-refresh")
-    for lib in ("refresher.py", "kamailio_runtime.py", "kamailio.py", "srv_lookup.py"):
-        shutil.copy(root / "plugins" / "module_utils" / lib, bin_dir / lib)
+    install_refresher(bin_dir)  # as the role installs it
     victim = tmp_path.parent / (tmp_path.name + "-script") / "dispatcher.list"
     victim.parent.mkdir()
     path = _respec(spec, dispatcher_list=str(victim))
@@ -365,3 +363,14 @@ def test_reply_dir_open_to_everyone_is_refused(tmp_path: Path) -> None:
     assert "open to every local user, which is refused" in proc.stderr
     assert os.listdir(run) == []
     assert not [n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("commsgw-rpc-")]
+
+
+def test_installed_libraries_import_without_the_collection(tmp_path: Path) -> None:
+    """The role's list (roles/kamailio/vars/main.yml) holds everything refresher.py imports on the SBC host."""
+    install_refresher(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ANSIBLE_COLLECTIONS_PATH")}
+    run = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import refresher; "
+                          "print(refresher.__file__)", str(tmp_path)],
+                         capture_output=True, text=True, timeout=60, check=False, env=env, cwd=str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == str(tmp_path / "refresher.py")

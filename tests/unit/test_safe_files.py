@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import write_text
-from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import UnsafePathError, owned_directory
+from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import (
+    UnsafePathError, owned_directory, write_text_atomic)
 from tests.harness.tools import run_module
 
 
@@ -89,3 +90,34 @@ def test_kamailio_service_refuses_a_planted_work_dir(tmp_path: Path) -> None:
     assert rc != 0 and result.get("failed")
     assert "work_dir %s is a symlink" % (tmp_path / "work") in result["msg"]
     assert os.listdir(target) == []
+
+
+def test_the_one_writer_keeps_an_existing_files_mode_or_sets_an_exact_one(tmp_path: Path) -> None:
+    """The refresher's needs: the previous file's mode (root), or exactly 0640 for a group (its own unit)."""
+    target = tmp_path / "dispatcher.list"
+    target.write_text("old\n")
+    os.chmod(target, 0o604)
+    write_text_atomic(str(target), "new\n", 0o644, None, keep_existing=True, umask=False, prefix=".commsgw-")
+    assert target.read_text() == "new\n" and stat.S_IMODE(target.stat().st_mode) == 0o604
+    write_text_atomic(str(target), "newer\n", 0o640, None, group=os.getgid(), keep_existing=True, umask=False)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640 and target.stat().st_gid == os.getgid()
+    fresh = tmp_path / "fresh.list"
+    write_text_atomic(str(fresh), "x\n", 0o644, None, keep_existing=True, umask=False)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o644
+    assert sorted(os.listdir(tmp_path)) == ["dispatcher.list", "fresh.list"]
+
+
+def test_the_one_writer_runs_prepare_on_the_temporary_file_and_cleans_up_on_failure(tmp_path: Path) -> None:
+    target = tmp_path / "kamailio.cfg"
+    seen = []
+    write_text_atomic(str(target), "cfg\n", None, None, prefix=".commsgw-", prepare=seen.append)
+    assert len(seen) == 1 and os.path.basename(seen[0]).startswith(".commsgw-") and not os.path.exists(seen[0])
+    assert target.read_text() == "cfg\n"
+
+    def refuse(tmp: str) -> None:
+        raise OSError("no")
+    with pytest.raises(OSError):
+        write_text_atomic(str(target), "other\n", None, None, prepare=refuse)
+    assert target.read_text() == "cfg\n" and sorted(os.listdir(tmp_path)) == ["kamailio.cfg"]
+    with pytest.raises(FileNotFoundError):  # dir_mode None: the directory must exist
+        write_text_atomic(str(tmp_path / "missing" / "x"), "x\n", dir_mode=None)
