@@ -28,8 +28,10 @@ import typing as t
 
 try:  # the collection's path first, then a plain import next to the SRV refresher on the SBC host
     from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import core_acl_view, e164_view
-except ImportError:  # pragma: no cover - on the SBC host (roles/kamailio/vars/main.yml ships it)
+    from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import host_name_problem
+except ImportError:  # pragma: no cover - on the SBC host (roles/kamailio/vars/main.yml ships them)
     from core_policy import core_acl_view, e164_view  # type: ignore
+    from srv_lookup import host_name_problem  # type: ignore
 
 DS_ALG_RELATIVE_WEIGHT = 11
 DS_FLAG_PROBING = 8  # dispatcher "probing" flag: only ACG peers get it (ds_probing_mode 3)
@@ -58,9 +60,6 @@ DEFAULT_FR_INV_TIMER_MS = 120000
 # The version the files are rendered for: exactly N.N.N (\Z, not $: no trailing newline), since it is
 # written into a comment of kamailio.cfg, where a newline would start a live line.
 _EXACT_VERSION_RE = re.compile(r"^[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}\Z")
-# An RFC 1123 host name (ASCII letters, digits, inner hyphens; dots between labels): the only names that
-# may go into a dispatcher attribute string, whose parser splits on ';' and '=' and ignores backslashes.
-_HOST_NAME_RE = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
 
 
 class KamailioViewError(ValueError):
@@ -177,7 +176,10 @@ def _attr_name(srv_name: str, what: str, value: t.Any) -> str:
     """``value`` if it is a host name that can go into a dispatcher attribute string as is; else
     KamailioViewError (the refresher keeps the previous file then): a name such as
     ``x;obproxy=sip:evil`` would add attributes of its own to the row."""
-    if not isinstance(value, str) or not _HOST_NAME_RE.match(value):
+    # The SRV lookup's own RFC 1123 check; names in the plan are lower case (normalise_fqdn). A dispatcher
+    # attribute string is split on ';' and '=' and its parser ignores backslashes.
+    if not isinstance(value, str) or value != value.lower() or \
+            host_name_problem([label.encode() for label in value.split(".")]) is not None:
         raise KamailioViewError("%s %s %s is not an RFC 1123 host name; it cannot go into dispatcher.list"
                                 % (srv_name, what, ascii(value)))
     return value

@@ -59,7 +59,8 @@ RECORD_KINDS = (NO_SERVICE, BAD_TARGET_NAME, TARGET_ALIAS, PORT_ZERO, UNEXPECTED
 DEFAULT_MAX_TARGETS = 16
 # The SIP port a deployment expects its SRV targets on, per transport (R-09: 5061 for TLS).
 DEFAULT_PORTS = {"tls": (5061,), "tcp": (5060,), "udp": (5060,)}
-_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+# \Z, not $: "$" also matches before a trailing newline, which would then reach dispatcher.list.
+_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\Z")
 
 
 class DnsLookupError(Exception):

@@ -45,6 +45,9 @@ def _kind(*rows: tuple[int, int, int, t.Any], limits: sl.SrvLimits = TLS) -> sl.
     (r"sp\032ace.acg.test.", "'sp<U+0020>ace.acg.test'"),
     (r"\208\176cg.acg.test.", "'<U+0430>cg.acg.test'"),
     (r"nl\010x.acg.test.", "'nl<U+000A>x.acg.test'"),
+    # A newline at the end of a label once passed ('$' matches before a trailing newline).
+    (r"sbc1.acg.test\010.", "'sbc1.acg.test<U+000A>'"),
+    (r"sbc1\010.acg.test.", "'sbc1<U+000A>.acg.test'"),
     (r"back\\slash.acg.test.", "'back<U+005C>slash.acg.test'"),
     ("_sip.acg.test.", "'_sip.acg.test'"),
     ("-peer.acg.test.", "'-peer.acg.test'"),
@@ -117,6 +120,10 @@ def _group(target: str, hostname: str = "pstn-region1.acg.test") -> dict[str, t.
 def test_dispatcher_rows_refuse_a_target_name_that_would_add_attributes(transport: str) -> None:
     with pytest.raises(KamailioViewError, match=r"target 'x;obproxy=sip:evil.acg.test' is not an RFC 1123 host"):
         dispatcher_sets([_group("x;obproxy=sip:evil.acg.test")], "%s:10.0.0.1:5061" % transport, transport)
+    with pytest.raises(KamailioViewError, match=r"target 'sbc1.acg.test\\n' is not an RFC 1123 host"):
+        dispatcher_sets([_group("sbc1.acg.test\n")], "%s:10.0.0.1:5061" % transport, transport)
+    with pytest.raises(KamailioViewError, match=r"target 'SBC1.acg.test' is not an RFC 1123 host"):
+        dispatcher_sets([_group("SBC1.acg.test")], "%s:10.0.0.1:5061" % transport, transport)
     sets = dispatcher_sets([_group("sbc1.acg.test")], "%s:10.0.0.1:5061" % transport, transport)
     assert sets[0]["destinations"][0]["attrs"].endswith(";target=sbc1.acg.test")
 
