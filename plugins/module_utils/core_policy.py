@@ -41,7 +41,8 @@ CORE_HOP_TAG = "side=core;implicit=%s"
 # "+" then up to 15 digits; E.164 country codes never start with 0.
 E164_REGEX = "^\\+[1-9][0-9]{1,14}$"
 E164_REPLY = (484, "Address Incomplete (E.164 Number Required)")
-_DIGITS = re.compile(r"^[0-9]+$")
+# \Z, not $: a trailing newline would reach a string and a regex of kamailio.cfg.
+_DIGITS = re.compile(r"^[0-9]+\Z")
 NORMALISATION_FIELDS = ("country_code", "national_prefix", "international_prefix")
 
 

@@ -118,6 +118,10 @@ def test_normalisation_rewrites_international_prefix_first() -> None:
     ({"country_code": "49", "national_prefix": "0", "international_prefix": "+"}, "international_prefix"),
     ({"country_code": "49", "national_prefix": "0", "international_prefix": "0"}, "international_prefix"),
     ({"country_code": "49", "national_prefix": "0", "trunk": "1"}, "trunk"),
+    # Digits and a trailing newline once passed ('$' matches before it) into kamailio.cfg.
+    ({"country_code": "49\n", "national_prefix": "0"}, "country_code"),
+    ({"country_code": "49", "national_prefix": "0\n"}, "national_prefix"),
+    ({"country_code": "49", "national_prefix": "0", "international_prefix": "00\n"}, "international_prefix"),
 ])
 def test_bad_normalisation_names_the_field(norm: dict[str, t.Any], path: str) -> None:
     dummy, findings = _parse(number_normalisation=norm)
