@@ -9,6 +9,7 @@ namespace of its own so it binds nothing on the machine) answers over its jsonrp
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -110,6 +111,19 @@ def _reply_socket(run: Path) -> t.Optional[str]:
     return None
 
 
+@contextlib.contextmanager
+def _frozen(kamailio: t.Any) -> t.Iterator[None]:
+    """Kamailio's processes stopped (SIGSTOP) for the block: its reply can only come after the block."""
+    pids = process_tree(kamailio.proc.pid)
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+
+
 def _call_in_thread(endpoints: RpcEndpoints, outcome: dict[str, t.Any], timeout_s: float = 5.0) -> threading.Thread:
     def run() -> None:
         try:
@@ -124,22 +138,15 @@ def _call_in_thread(endpoints: RpcEndpoints, outcome: dict[str, t.Any], timeout_
 @needs("kamailio", "unshare", "setpriv")
 def test_forged_datagram_reply_is_ignored_and_kamailios_own_is_taken(kamailio: t.Any) -> None:
     """Kamailio is frozen; a forger answers first from a socket of its own; the client keeps Kamailio's reply."""
-    pids = process_tree(kamailio.proc.pid)
-    for pid in pids:
-        os.kill(pid, signal.SIGSTOP)
     outcome: dict[str, t.Any] = {}
     forger = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    try:
+    with _frozen(kamailio), forger:
         thread = _call_in_thread(kamailio.endpoints, outcome)
         target = _wait_for(lambda: _reply_socket(kamailio.run))
         # Mode 0600 and a 0700 directory: only root (this test) can reach it; root stands for a forger
         # that got there, the sender check is what must refuse it.
         forger.sendto(json.dumps({"jsonrpc": "2.0", "id": 1, "result": "forged 9.9.9"}).encode(), target)
         time.sleep(0.3)
-    finally:
-        forger.close()
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
     thread.join(timeout=10)
     assert "error" not in outcome, outcome
     assert outcome["result"].startswith("kamailio ") and "forged" not in outcome["result"]
@@ -147,20 +154,13 @@ def test_forged_datagram_reply_is_ignored_and_kamailios_own_is_taken(kamailio: t
 
 @needs("kamailio", "unshare", "setpriv")
 def test_only_forged_replies_end_in_a_clear_timeout(kamailio: t.Any) -> None:
-    pids = process_tree(kamailio.proc.pid)
-    for pid in pids:
-        os.kill(pid, signal.SIGSTOP)
     outcome: dict[str, t.Any] = {}
     forger = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    try:
+    with _frozen(kamailio), forger:
         thread = _call_in_thread(RpcEndpoints(kamailio.endpoints.socket, None), outcome, timeout_s=1.0)
         target = _wait_for(lambda: _reply_socket(kamailio.run))
         forger.sendto(json.dumps({"jsonrpc": "2.0", "id": 1, "result": "forged"}).encode(), target)
         thread.join(timeout=10)
-    finally:
-        forger.close()
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
     assert "result" not in outcome, outcome
     assert "no reply from Kamailio's socket within 1.0 s" in outcome["error"]
     assert "ignored 1 reply(ies) from other senders" in outcome["error"]
@@ -169,17 +169,11 @@ def test_only_forged_replies_end_in_a_clear_timeout(kamailio: t.Any) -> None:
 @needs("kamailio", "unshare", "setpriv")
 def test_reply_socket_and_dir_are_private_to_kamailio(kamailio: t.Any) -> None:
     """0700 directory with a random name, 0600 socket, both owned by Kamailio's user; Kamailio still answers."""
-    pids = process_tree(kamailio.proc.pid)
-    for pid in pids:
-        os.kill(pid, signal.SIGSTOP)
     outcome: dict[str, t.Any] = {}
-    try:
+    with _frozen(kamailio):
         thread = _call_in_thread(kamailio.endpoints, outcome)
         path = _wait_for(lambda: _reply_socket(kamailio.run))
         sock, parent = os.stat(path), os.stat(os.path.dirname(path))
-    finally:
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
     thread.join(timeout=10)
     assert outcome.get("result", "").startswith("kamailio "), outcome
     assert stat.S_IMODE(parent.st_mode) == 0o700 and stat.S_IMODE(sock.st_mode) == 0o600
@@ -191,18 +185,12 @@ def test_reply_socket_and_dir_are_private_to_kamailio(kamailio: t.Any) -> None:
 @needs("kamailio", "unshare", "setpriv")
 def test_reply_fifo_is_private_to_kamailio(kamailio: t.Any) -> None:
     """The FIFO reply (in the shared reply dir, Kamailio refuses a sub-directory) is 0600, Kamailio's own."""
-    pids = process_tree(kamailio.proc.pid)
-    for pid in pids:
-        os.kill(pid, signal.SIGSTOP)
     outcome: dict[str, t.Any] = {}
-    try:
+    with _frozen(kamailio):
         thread = _call_in_thread(RpcEndpoints(None, kamailio.endpoints.fifo, str(kamailio.replies)), outcome)
         name = _wait_for(lambda: next((n for n in os.listdir(kamailio.replies) if n.startswith("commsgw_rpc_reply_")),
                                       None))
         info = os.stat(kamailio.replies / name)
-    finally:
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
     thread.join(timeout=10)
     assert outcome.get("result", "").startswith("kamailio "), outcome
     assert stat.S_ISFIFO(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == kamailio.uid
