@@ -90,7 +90,7 @@ class TestCA:
         return ca
 
     def _issue(self, name: str, cn: str, dns: t.Sequence[str], usage: str, key_type: KeyType,
-               expired: bool, days: int) -> Issued:
+               expired: bool, days: int, ips: t.Sequence[str] = ()) -> Issued:
         key = self.dir / f"{name}.key"
         csr = self.dir / f"{name}.csr"
         cert = self.dir / f"{name}.crt"
@@ -100,8 +100,8 @@ class TestCA:
         lines = ["[v3_leaf]", "basicConstraints=critical,CA:FALSE",
                  "keyUsage=critical,digitalSignature" + (",keyEncipherment" if key_type == "rsa" else ""),
                  f"extendedKeyUsage={usage}", "subjectKeyIdentifier=hash", "authorityKeyIdentifier=keyid"]
-        if dns:
-            lines.append("subjectAltName=" + ",".join("DNS:" + d for d in dns))
+        if dns or ips:
+            lines.append("subjectAltName=" + ",".join(["DNS:" + d for d in dns] + ["IP:" + i for i in ips]))
         ext.write_text("\n".join(lines) + "\n")
         _openssl("req", "-new", "-key", str(key), "-out", str(csr), "-subj", "/O=commsgw tests/CN=" + cn)
         self._serial += 1
@@ -135,10 +135,11 @@ class TestCA:
                  "-startdate", start, "-enddate", end, "-extfile", str(ext), "-extensions", "v3_leaf")
 
     def issue_server(self, name: str, dns: t.Sequence[str], cn: t.Optional[str] = None, key_type: KeyType = "ec",
-                     expired: bool = False, days: int = 30) -> Issued:
-        """A TLS server certificate (ACG peer) whose SAN DNS names are ``dns`` (the regional hostname)."""
+                     expired: bool = False, days: int = 30, ips: t.Sequence[str] = ()) -> Issued:
+        """A TLS server certificate (ACG peer) whose SAN DNS names are ``dns`` (the regional hostname)
+        and SAN IP addresses ``ips`` (a loopback HTTPS server)."""
         return self._issue(name, cn or (dns[0] if dns else name), dns, "serverAuth,clientAuth", key_type, expired,
-                           days)
+                           days, ips)
 
     def issue_client(self, name: str, dns: t.Sequence[str] = (), cn: t.Optional[str] = None,
                      key_type: KeyType = "ec", expired: bool = False, days: int = 30) -> Issued:
