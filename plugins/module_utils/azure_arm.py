@@ -161,7 +161,7 @@ class ArmReader:
         except ClientAuthenticationError as exc:
             raise ArmError("auth", "authentication failed: no token for scope %s: %s. Set AZURE_TENANT_ID, "
                            "AZURE_CLIENT_ID and AZURE_CLIENT_SECRET (or use a managed identity, az login, or "
-                           "access_token)" % (self.settings.token_scope, _first_line(exc)))
+                           "access_token)" % (self.settings.token_scope, _one_line(exc)))
         except (ServiceRequestError, ServiceResponseError) as exc:
             text = str(exc)
             if "SSL" in text or "CERTIFICATE" in text.upper():
@@ -198,6 +198,12 @@ class ArmReader:
                 raise status_error(status, body, what, attempts, waited)
             self._sleep(delay)
             waited += delay
+
+
+def _one_line(exc: BaseException, limit: int = 700) -> str:
+    """The whole text of an exception on one line (credential chains explain themselves over several)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _first_line(exc: BaseException) -> str:

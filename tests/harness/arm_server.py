@@ -41,18 +41,22 @@ _ERRORS = {401: "InvalidAuthenticationToken", 403: "AuthorizationFailed", 404: "
 class ArmServer:
     """``with ArmServer(tmp_path) as arm: arm.url, arm.ca`` (PEM path), ``arm.requests`` (method, path, query)."""
 
-    def __init__(self, workdir: Path, provider: str = "provider.json", retry_after: str = "1") -> None:
+    def __init__(self, workdir: Path, provider: t.Optional[str] = "provider.json", retry_after: str = "1",
+                 refuse_versions: t.Iterable[str] = ()) -> None:
         self.workdir = Path(workdir)
-        self.provider = provider
+        self.provider = provider  # None: the provider document answers 403
+        self.refuse_versions = set(refuse_versions)  # answered 400 as ARM does for an unknown api-version
         self.retry_after = retry_after
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.throttled: dict[str, int] = {}
         self._server: t.Optional[ThreadingHTTPServer] = None
+        self._url = ""
 
     @property
     def url(self) -> str:
-        assert self._server is not None
-        return "https://127.0.0.1:%d" % self._server.server_address[1]
+        """The server's base URL (still known after it stopped, for assertions on messages)."""
+        assert self._url, "start the server first (with ArmServer(...) as arm)"
+        return self._url
 
     def resource_id(self, name: str) -> str:
         return "/subscriptions/%s/resourceGroups/rg-acg/providers/Microsoft.VoiceServices/communicationsGateways/%s" % (
@@ -71,6 +75,7 @@ class ArmServer:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+        self._url = "https://127.0.0.1:%d" % self._server.server_address[1]
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 
@@ -131,6 +136,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(401, "The access token is invalid.")
             return
         if split.path.lower() == "/providers/microsoft.voiceservices":
+            if owner.provider is None:
+                self._error(403, "no read access to the provider")
+                return
             self._reply(200, json.loads((DATA / owner.provider).read_text()))
             return
         match = _RESOURCE.match(split.path)
@@ -141,7 +149,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _resource(self, name: str, version: str) -> None:
         owner = self.server_owner
-        if not re.match(r"\A\d{4}-\d{2}-\d{2}\Z", version):
+        if not re.match(r"\A\d{4}-\d{2}-\d{2}\Z", version) or version in owner.refuse_versions:
             self._reply(400, {"error": {"code": "InvalidApiVersionParameter", "message": "bad %s" % version}})
             return
         if name.startswith("status-"):

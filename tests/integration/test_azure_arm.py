@@ -1,0 +1,237 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""commsgw.routing.acg_resource_info over the real HTTP path (issue 12): the module runs as Ansible runs
+it, azure-identity's DefaultAzureCredential gets a token from a local Entra authority with a client
+secret (EnvironmentCredential), and azure-core reads the recorded ARM responses from a local HTTPS
+server (tests/harness/arm_server.py). One test per HTTP error case, each with its own message."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import time
+import typing as t
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from harness.arm_server import CLIENT_ID, CLIENT_SECRET, TENANT, TOKEN, ArmServer  # noqa: E402
+from harness.tools import needs, run_module  # noqa: E402
+
+pytestmark = [pytest.mark.integration, needs("openssl")]
+
+
+@pytest.fixture
+def azure_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AZURE_CLIENT_CERTIFICATE_PATH", "AZURE_USERNAME", "AZURE_PASSWORD", "AZURE_FEDERATED_TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AZURE_TENANT_ID", TENANT)
+    monkeypatch.setenv("AZURE_CLIENT_ID", CLIENT_ID)
+    monkeypatch.setenv("AZURE_CLIENT_SECRET", CLIENT_SECRET)
+
+
+def _run(arm: ArmServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str,
+         **options: t.Any) -> tuple[int, dict[str, t.Any]]:
+    monkeypatch.setenv("AZURE_AUTHORITY_HOST", arm.url)
+    args = {"resource_id": arm.resource_id(name), "arm_endpoint": arm.url, "ca_path": str(arm.ca),
+            "disable_instance_discovery": True, "timeout": 5, "max_retry_wait": 10}
+    args.update(options)
+    return run_module("acg_resource_info", args, tmp_path)
+
+
+def _resource_gets(arm: ArmServer) -> list[str]:
+    return [query["api-version"] for method, path, query in arm.requests if "communicationsGateways" in path]
+
+
+def test_reads_the_resource_with_default_azure_credential(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          azure_env: None) -> None:
+    with ArmServer(tmp_path) as arm:
+        rc, result = _run(arm, tmp_path, monkeypatch, "consistent")
+    assert rc == 0, result
+    assert result["api_version"] == "2023-09-01"  # newest stable; 2024-02-29-preview is skipped
+    assert result["changed"] is False
+    assert [loc["name"] for loc in result["resource"]["service_locations"]] == ["westeurope", "northeurope"]
+    assert result["raw"]["properties"]["serviceLocations"][0]["primaryRegionProperties"]["operatorAddresses"] == [
+        "198.51.100.11", "198.51.100.12"]
+    # The real identity path: OpenID configuration, client-credentials token, then ARM with that token.
+    token_posts = [query for method, path, query in arm.requests if method == "POST"]
+    assert token_posts and token_posts[0]["grant_type"] == "client_credentials"
+    assert token_posts[0]["scope"] == arm.url + "/.default"
+    assert ("GET", "/providers/Microsoft.VoiceServices", {"api-version": "2021-04-01"}) in arm.requests
+    assert CLIENT_SECRET not in str(result)
+
+
+def test_newer_api_version_with_extra_fields(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            azure_env: None) -> None:
+    with ArmServer(tmp_path, provider="provider-newer.json") as arm:
+        rc, result = _run(arm, tmp_path, monkeypatch, "newer-api")
+    assert rc == 0, result
+    assert result["api_version"] == "2025-06-30"
+    assert "futureFeature" not in result["raw"]["properties"]
+    assert result["resource"]["sku"] == "standard"
+
+
+def test_pinned_api_version_skips_negotiation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              azure_env: None) -> None:
+    with ArmServer(tmp_path) as arm:
+        rc, result = _run(arm, tmp_path, monkeypatch, "api-2023-01-31", api_version="2023-01-31")
+        assert not any(path == "/providers/Microsoft.VoiceServices" for method, path, query in arm.requests)
+    assert rc == 0, result
+    assert result["api_version"] == "2023-01-31"
+    assert result["resource"]["sku"] is None and result["resource"]["integrated_mcp_enabled"] is None
+
+
+def test_fallback_versions_when_the_provider_cannot_be_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            azure_env: None) -> None:
+    with ArmServer(tmp_path, provider=None, refuse_versions=["2023-09-01"]) as arm:
+        rc, result = _run(arm, tmp_path, monkeypatch, "consistent")
+        tried = _resource_gets(arm)
+    assert rc == 0, result
+    assert tried == ["2023-09-01", "2023-04-03"]
+    assert result["api_version"] == "2023-04-03"
+
+
+def test_access_token_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET"):
+        monkeypatch.delenv(name, raising=False)
+    with ArmServer(tmp_path) as arm:
+        rc, result = _run(arm, tmp_path, monkeypatch, "consistent", access_token=TOKEN)
+        assert not any(method == "POST" for method, path, query in arm.requests)
+    assert rc == 0, result
+    assert TOKEN not in str(result)
+
+
+def test_credential_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, azure_env: None) -> None:
+    monkeypatch.setenv("AZURE_CLIENT_SECRET", "wrong")
+    with ArmServer(tmp_path) as arm:
+        rc, result = _run(arm, tmp_path, monkeypatch, "consistent")
+    assert rc != 0
+    assert result["error_kind"] == "auth"
+    assert result["msg"].startswith("authentication failed: no token for scope %s/.default" % arm.url)
+    assert "AADSTS7000215" in result["msg"]
+    assert "wrong" not in result["msg"]
+
+
+def test_401_token_refused_by_arm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with ArmServer(tmp_path) as arm:
+        rc, result = _run(arm, tmp_path, monkeypatch, "consistent", access_token="expired-token")
+    assert rc != 0
+    assert result["error_kind"] == "auth"
+    assert result["msg"].startswith("authentication failed: ARM refused the token")
+    assert "InvalidAuthenticationToken" in result["msg"]
+
+
+def test_403_asks_for_the_reader_role(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, azure_env: None) -> None:
+    with ArmServer(tmp_path) as arm:
+        rc, result = _run(arm, tmp_path, monkeypatch, "status-403")
+    assert rc != 0
+    assert result["error_kind"] == "forbidden"
+    assert "needs the Reader role on the ACG resource" in result["msg"]
+
+
+def test_404_names_the_resource_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, azure_env: None) -> None:
+    with ArmServer(tmp_path) as arm:
+        rc, result = _run(arm, tmp_path, monkeypatch, "no-such-acg")
+    assert rc != 0
+    assert result["error_kind"] == "not_found"
+    assert "not found (404): ACG resource %s does not exist" % arm.resource_id("no-such-acg") in result["msg"]
+
+
+def test_429_waits_for_retry_after_then_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             azure_env: None) -> None:
+    with ArmServer(tmp_path) as arm:
+        started = time.monotonic()
+        rc, result = _run(arm, tmp_path, monkeypatch, "throttle-2")
+        elapsed = time.monotonic() - started
+        gets = _resource_gets(arm)
+    assert rc == 0, result
+    assert len(gets) == 3
+    assert elapsed >= 2.0  # two Retry-After: 1 waits
+
+
+def test_429_after_the_retries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, azure_env: None) -> None:
+    with ArmServer(tmp_path) as arm:
+        rc, result = _run(arm, tmp_path, monkeypatch, "throttle-forever", max_retries=2)
+        gets = _resource_gets(arm)
+    assert rc != 0
+    assert result["error_kind"] == "throttled"
+    assert "after 3 attempt(s) and 2.0 s of Retry-After waits" in result["msg"]
+    assert len(gets) == 3
+
+
+def test_429_retry_after_beyond_the_total_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               azure_env: None) -> None:
+    with ArmServer(tmp_path, retry_after="120") as arm:
+        started = time.monotonic()
+        rc, result = _run(arm, tmp_path, monkeypatch, "throttle-forever")
+        assert time.monotonic() - started < 30
+    assert result["error_kind"] == "throttled"
+    assert "after 1 attempt(s) and 0.0 s" in result["msg"]
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_5xx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, azure_env: None, status: int) -> None:
+    with ArmServer(tmp_path) as arm:
+        rc, result = _run(arm, tmp_path, monkeypatch, "status-%d" % status, max_retries=1)
+        gets = _resource_gets(arm)
+    assert rc != 0
+    assert result["error_kind"] == "server"
+    assert "Azure Resource Manager failed with %d" % status in result["msg"]
+    assert len(gets) == (2 if status == 503 else 1)  # 503 carries Retry-After, 500 does not
+
+
+def test_tls_failure_without_the_ca(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with ArmServer(tmp_path) as arm:
+        rc, result = _run(arm, tmp_path, monkeypatch, "consistent", access_token=TOKEN, ca_path=None)
+    assert rc != 0
+    assert result["error_kind"] == "tls"
+    assert result["msg"].startswith("TLS failure talking to %s" % arm.url)
+    assert "CERTIFICATE_VERIFY_FAILED" in result["msg"]
+
+
+def test_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as silent:  # accepts connections, never answers the TLS handshake
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = "https://127.0.0.1:%d" % silent.getsockname()[1]
+        rc, result = run_module("acg_resource_info", {
+            "resource_id": "/subscriptions/s/resourceGroups/g/providers/Microsoft.VoiceServices/"
+                           "communicationsGateways/x", "arm_endpoint": url, "access_token": TOKEN,
+            "api_version": "2023-09-01", "timeout": 1}, tmp_path)
+    assert rc != 0
+    assert result["error_kind"] == "timeout"
+    assert result["msg"].startswith("no answer from %s within 1.0 s" % url)
+
+
+def test_unknown_shape_names_the_json_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           azure_env: None) -> None:
+    with ArmServer(tmp_path) as arm:
+        rc, result = _run(arm, tmp_path, monkeypatch, "bad-shape")
+    assert rc != 0
+    assert result["error_kind"] == "shape"
+    assert result["msg"].startswith(
+        "unknown shape at properties.serviceLocations[1].primaryRegionProperties.operatorAddresses:")
+
+
+def test_bad_options(tmp_path: Path) -> None:
+    rc, result = run_module("acg_resource_info", {"subscription_id": "s", "access_token": TOKEN}, tmp_path)
+    assert rc != 0 and result["error_kind"] == "options"
+    assert result["msg"] == "resource_group, name missing: give resource_id, or subscription_id, resource_group and name"
+    rc, result = run_module("acg_resource_info", {"resource_id": "/x", "arm_endpoint": "http://127.0.0.1:1",
+                                                  "access_token": TOKEN}, tmp_path)
+    assert rc != 0 and "is not the id of an ACG resource" in result["msg"]
+
+
+def test_missing_azure_libraries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shadow = tmp_path / "shadow" / "azure"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")  # a plain package 'azure' without core or identity
+    monkeypatch.syspath_prepend(str(tmp_path / "shadow"))
+    rc, result = run_module("acg_resource_info", {"name": "x", "access_token": TOKEN}, tmp_path)
+    assert rc != 0
+    assert result["error_kind"] == "missing_library"
+    assert "azure-identity" in result["msg"]
