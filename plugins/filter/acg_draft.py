@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 name: acg_draft
 short_description: A commsgw_deployment skeleton (YAML text) drafted from an ACG resource
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Turns the ACG resource read by M(commsgw.routing.acg_resource_info) into group_vars YAML for a new onboarding.
   - Every fact ARM cannot give (base domain, regional hostnames, /28s, MCP hostnames, site names) is a string

@@ -6,7 +6,7 @@
 DOCUMENTATION = r"""
 module: acg_crosscheck
 short_description: Check that an inventory deployment and its ACG resource in Azure agree
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Compares one ACG deployment of the inventory (validated first) with the ACG resource read by
     M(commsgw.routing.acg_resource_info), and reports every disagreement at once.

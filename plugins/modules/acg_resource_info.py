@@ -6,7 +6,7 @@
 DOCUMENTATION = r"""
 module: acg_resource_info
 short_description: Read an Azure Communications Gateway resource from Azure Resource Manager
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Reads one C(Microsoft.VoiceServices/communicationsGateways) resource as raw JSON and returns the properties
     it used and a normalised view (service locations, allowed signalling sources, operator addresses, SKU...).
