@@ -68,3 +68,22 @@ class Findings:
 
     def __bool__(self) -> bool:
         return bool(self.items)
+
+
+def failing_result(subject: str, errors: list[str], warnings: list[str],
+                   fail_on_warnings: bool) -> t.Optional[dict[str, t.Any]]:
+    """The failed task result of a check whose findings are rendered lines, or None when it passes.
+
+    Each problem shows once, as a line of ``problems``: Ansible prints ``msg`` twice (as the task error
+    and in the result) and every other key once, so ``msg`` only counts them (``subject`` + count)
+    and nothing else repeats them (a block of lines stays readable where a list would be re-wrapped).
+    """
+    failing = errors + (warnings if fail_on_warnings else [])
+    if not failing:
+        return None
+    what = "%d problem(s)" % len(failing) + (" (warnings fail the run)" if fail_on_warnings else "")
+    result: dict[str, t.Any] = {"changed": False, "msg": "%s %s, listed once below in problems" % (subject, what),
+                                "problems": "".join(line + "\n" for line in failing)}
+    if warnings and not fail_on_warnings:
+        result["advice"] = "".join(line + "\n" for line in warnings)
+    return result

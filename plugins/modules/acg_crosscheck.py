@@ -35,10 +35,10 @@ options:
     default: false
 attributes:
   check_mode:
-    description: Only reads; the same in check mode.
+    description: Compares data already read; the findings are the same in check mode.
     support: full
   diff_mode:
-    description: Makes no change.
+    description: Reports disagreements, changes nothing on either side.
     support: none
 """
 
@@ -79,9 +79,10 @@ advice:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.azure_arm import ArmError
 from ansible_collections.commsgw.routing.plugins.module_utils.azure_crosscheck import check_inventory
+from ansible_collections.commsgw.routing.plugins.module_utils.controller_module import run_outcome_module
+from ansible_collections.commsgw.routing.plugins.module_utils.findings import failing_result
 
 ARGUMENT_SPEC = {
     "hosts": {"type": "dict", "required": True},
@@ -103,25 +104,16 @@ def outcome(params):
                       "problems": "".join(line + "\n" for line in checked["problems"])}
     errors = ["deployment %s: %s" % (name, f.render()) for f in checked["findings"] if f.severity == "error"]
     warnings = ["deployment %s: %s" % (name, f.render()) for f in checked["findings"] if f.severity == "warning"]
-    failing = errors + (warnings if params["fail_on_warnings"] else [])
-    if failing:
-        result = {"changed": False, "deployment": name,
-                  "msg": "inventory and Azure disagree: %d problem(s), listed once below in problems" % len(failing),
-                  "problems": "".join(line + "\n" for line in failing)}
-        if warnings and not params["fail_on_warnings"]:
-            result["advice"] = "".join(line + "\n" for line in warnings)
-        return True, result
+    failed = failing_result("inventory and Azure disagree:", errors, warnings, params["fail_on_warnings"])
+    if failed:
+        return True, dict(failed, deployment=name)
     return False, {"changed": False, "deployment": name, "findings": [f.as_dict() for f in checked["findings"]],
                    "errors": errors, "warnings_found": warnings,
                    "msg": "deployment %s agrees with its ACG resource, %d warning(s)" % (name, len(warnings))}
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    failed, result = outcome(module.params)
-    if failed:
-        module.fail_json(**result)
-    module.exit_json(**result)
+    run_outcome_module(ARGUMENT_SPEC, outcome)
 
 
 if __name__ == "__main__":

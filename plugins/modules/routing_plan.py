@@ -68,7 +68,7 @@ problems:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.controller_module import run_outcome_module
 from ansible_collections.commsgw.routing.plugins.module_utils.inventory import (
     render_findings, site_plans, validate_inventory)
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_bounds import resolved_problems
@@ -108,11 +108,7 @@ def outcome(params):
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    failed, result = outcome(module.params)
-    if failed:
-        module.fail_json(**result)
-    module.exit_json(**result)
+    run_outcome_module(ARGUMENT_SPEC, outcome)
 
 
 if __name__ == "__main__":

@@ -85,7 +85,8 @@ advice:
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.controller_module import run_outcome_module
+from ansible_collections.commsgw.routing.plugins.module_utils.findings import failing_result
 from ansible_collections.commsgw.routing.plugins.module_utils.inventory import render_findings, validate_inventory
 
 
@@ -99,9 +100,7 @@ ARGUMENT_SPEC = {
 def outcome(params):
     """(failed, result) for the validated inventory; shared with the controller-side action plugin.
 
-    A failed result shows each problem once, as a line of ``problems``: Ansible prints ``msg`` twice
-    (as the task error and in the result) and every other key once, so ``msg`` only counts them and
-    nothing else repeats them (a block of lines stays readable where a list would be re-wrapped).
+    A failed result shows each problem once, as a line of ``problems`` (see ``findings.failing_result``).
     """
     reports = validate_inventory(params["hosts"], params["require_sbc_settings"])
     errors = render_findings(reports, "errors")
@@ -109,14 +108,9 @@ def outcome(params):
     if not reports:
         return True, {"changed": False, "errors": [], "warnings_found": [],
                       "msg": "no host of this inventory carries commsgw_deployment: nothing to validate"}
-    failing = errors + (warnings if params["fail_on_warnings"] else [])
-    if failing:
-        what = "%d problem(s)" % len(failing) + (" (warnings fail the run)" if params["fail_on_warnings"] else "")
-        result = {"changed": False, "msg": "the inventory has %s, listed once below in problems" % what,
-                  "problems": "".join(line + "\n" for line in failing)}
-        if warnings and not params["fail_on_warnings"]:
-            result["advice"] = "".join(line + "\n" for line in warnings)
-        return True, result
+    failed = failing_result("the inventory has", errors, warnings, params["fail_on_warnings"])
+    if failed:
+        return True, failed
     result = {
         "changed": False,
         "deployments": [{"name": r["name"], "errors": [f.as_dict() for f in r["errors"]],
@@ -129,11 +123,7 @@ def outcome(params):
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    failed, result = outcome(module.params)
-    if failed:
-        module.fail_json(**result)
-    module.exit_json(**result)
+    run_outcome_module(ARGUMENT_SPEC, outcome)
 
 
 if __name__ == "__main__":

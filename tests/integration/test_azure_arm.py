@@ -125,20 +125,16 @@ def test_401_token_refused_by_arm(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert "InvalidAuthenticationToken" in result["msg"]
 
 
-def test_403_asks_for_the_reader_role(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, azure_env: None) -> None:
+@pytest.mark.parametrize("name, kind, words", [
+    ("status-403", "forbidden", "needs the Reader role on the ACG resource"),
+    ("no-such-acg", "not_found", "not found (404): ACG resource {id} does not exist")])
+def test_403_and_404(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, azure_env: None, name: str, kind: str,
+                     words: str) -> None:
     with ArmServer(tmp_path) as arm:
-        rc, result = _run(arm, tmp_path, monkeypatch, "status-403")
+        rc, result = _run(arm, tmp_path, monkeypatch, name)
     assert rc != 0
-    assert result["error_kind"] == "forbidden"
-    assert "needs the Reader role on the ACG resource" in result["msg"]
-
-
-def test_404_names_the_resource_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, azure_env: None) -> None:
-    with ArmServer(tmp_path) as arm:
-        rc, result = _run(arm, tmp_path, monkeypatch, "no-such-acg")
-    assert rc != 0
-    assert result["error_kind"] == "not_found"
-    assert "not found (404): ACG resource %s does not exist" % arm.resource_id("no-such-acg") in result["msg"]
+    assert result["error_kind"] == kind
+    assert words.format(id=arm.resource_id(name)) in result["msg"]
 
 
 def test_429_waits_for_retry_after_then_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
