@@ -244,5 +244,4 @@ def read_resource(reader: ArmReader, rid: str) -> tuple[dict[str, t.Any], str]:
             raise ArmError("shape", "unknown shape at $: the ACG resource is not a JSON object (api-version %s)"
                            % version)
         return body, version
-    assert last is not None
-    raise last
+    raise last or ArmError("options", "no api-version to try")

@@ -139,7 +139,7 @@ ARGUMENT_SPEC = {
     "resource_group": {"type": "str"},
     "name": {"type": "str"},
     "arm_endpoint": {"type": "str", "default": "https://management.azure.com"},
-    "token_scope": {"type": "str"},
+    "token_scope": {"type": "str", "no_log": False},  # a URL, not a secret
     "api_version": {"type": "str"},
     "timeout": {"type": "int", "default": 30},
     "max_retries": {"type": "int", "default": 3},

@@ -66,7 +66,7 @@ def test_reads_the_resource_with_default_azure_credential(tmp_path: Path, monkey
 
 
 def test_newer_api_version_with_extra_fields(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                            azure_env: None) -> None:
+                                             azure_env: None) -> None:
     with ArmServer(tmp_path, provider="provider-newer.json") as arm:
         rc, result = _run(arm, tmp_path, monkeypatch, "newer-api")
     assert rc == 0, result
@@ -138,7 +138,7 @@ def test_403_and_404(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, azure_env:
 
 
 def test_429_waits_for_retry_after_then_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                             azure_env: None) -> None:
+                                              azure_env: None) -> None:
     with ArmServer(tmp_path) as arm:
         started = time.monotonic()
         rc, result = _run(arm, tmp_path, monkeypatch, "throttle-2")
