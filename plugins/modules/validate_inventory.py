@@ -11,7 +11,8 @@ description:
   - Validates every ACG deployment found in O(hosts) offline and reports B(all) problems at once.
   - Each finding names the inventory field (for example V(service_regions[1].ip_ranges[0])), the bad value and what is
     expected, and cites the requirement id (R-xx) it enforces.
-  - Errors fail the task; warnings (advice) are returned apart and only fail it with O(fail_on_warnings).
+  - Errors fail the task; warnings (advice) are returned apart, shown as Ansible warnings, and only fail it with
+    O(fail_on_warnings).
   - Runs on the controller; makes no change.
 author: commsgw.routing contributors (@commsgw)
 options:
@@ -116,6 +117,7 @@ def outcome(params):
                   "problems": "".join(line + "\n" for line in failing)}
         if warnings and not params["fail_on_warnings"]:
             result["advice"] = "".join(line + "\n" for line in warnings)
+            result["warnings"] = warnings
         return True, result
     result = {
         "changed": False,
@@ -124,6 +126,8 @@ def outcome(params):
         "errors": errors,
         "warnings_found": warnings,
         "msg": "%d deployment(s) valid, %d warning(s)" % (len(reports), len(warnings)),
+        # Shown as Ansible warnings (the module warns them; the action plugin returns them).
+        "warnings": warnings,
     }
     return False, result
 
@@ -131,6 +135,8 @@ def outcome(params):
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     failed, result = outcome(module.params)
+    for line in result.pop("warnings", []):  # the action plugin returns them as result warnings
+        module.warn(line)
     if failed:
         module.fail_json(**result)
     module.exit_json(**result)
