@@ -179,7 +179,8 @@ class _Reader:
             self.found[name] = new
             return
         if _same(old.answer, answer):
-            if recorded_at > old.recorded_at:  # the same answer, seen again later
+            # The same answer seen twice: a recorded time beats a file's modification time, then the later one.
+            if (recorded_from == FROM_FILE, recorded_at) > (old.recorded_at_from == FROM_FILE, old.recorded_at):
                 self.found[name] = new
             return
         self.problems.append("%s: %s: differs from the answer for %s in %s: %s (one recording per SRV name, or "

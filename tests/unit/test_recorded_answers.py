@@ -281,3 +281,13 @@ def test_validate_inventory_shows_validation_warnings() -> None:
     failed, result = validate_inventory(dict(params, fail_on_warnings=True))
     # Failing on warnings: they are the problems, not warnings on top.
     assert failed and WARNING in result["problems"] and "warnings" not in result
+
+
+def test_a_plan_and_its_answers_file_agreeing_use_the_recorded_time(tmp_path: Path) -> None:
+    failed, live = _plan(resolved=copy.deepcopy(LIVE))
+    source = _write(tmp_path / "answers.json", _document(_ago(7200)))
+    for key, plan in live["plans"].items():  # written later than the answers' recorded time
+        _write(tmp_path / ("%s.json" % key.replace("/", "__")), plan)
+    failed, result = _plan(srv_answers=str(tmp_path))
+    assert not failed and {(e["source"], e["recorded_at_from"]) for e in result["recorded_answers"]} \
+        == {(source, FROM_FILE)}
