@@ -172,3 +172,14 @@ def test_plan_playbook_shows_the_warning_once(tmp_path: Path, knot: tuple[DnsSer
     out = " ".join(_output(proc).split())
     assert proc.returncode == 0, out[-4000:]
     assert out.count("[WARNING]: %s" % PLAIN_UDP) == 1, out[-4000:]
+
+
+@pytest.mark.parametrize("playbook", ["onboard.yml", "migrate.yml"])
+def test_playbooks_that_push_refuse_recorded_answers(tmp_path: Path, silent: SilentNameserver, playbook: str) -> None:
+    proc = _play(["playbooks/%s" % playbook, "-e", "commsgw_srv_answers=%s" % (tmp_path / "answers.json")],
+                 _render_inventory(tmp_path, silent.address))
+    out = " ".join(_output(proc).split())
+    assert proc.returncode != 0
+    assert "commsgw_srv_answers: recorded SRV answers are for plan.yml and render.yml (offline reviews); this " \
+           "playbook pushes or probes, so it resolves the SRV records live" in out, out[-4000:]
+    assert not (tmp_path / "etc").exists() and not silent.was_asked()
