@@ -65,4 +65,3 @@ def used_lines(used: t.Iterable[t.Mapping[str, t.Any]]) -> list[str]:
     """One readable line per recorded answer used."""
     return ["%s from %s (%s), recorded at %s, %s ago" % (entry["srv_name"], entry["source"], entry["where"],
                                                          entry["recorded_at"], entry["age"]) for entry in used]
-
