@@ -15,6 +15,8 @@ def run_outcome_module(argument_spec: dict[str, t.Any],
                        outcome: t.Callable[[dict[str, t.Any]], tuple[bool, dict[str, t.Any]]]) -> None:
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     failed, result = outcome(module.params)
+    for line in result.pop("warnings", []):  # the action plugin returns them as result warnings instead
+        module.warn(line)
     if failed:
         module.fail_json(**result)
     module.exit_json(**result)

@@ -70,6 +70,12 @@ class Findings:
         return bool(self.items)
 
 
+def problems_result(summary: str, lines: list[str]) -> dict[str, t.Any]:
+    """A failed task result listing ``lines`` once, in ``problems``; ``msg`` only summarises them."""
+    return {"changed": False, "msg": "%s, listed once below in problems" % summary,
+            "problems": "".join(line + "\n" for line in lines)}
+
+
 def failing_result(subject: str, errors: list[str], warnings: list[str],
                    fail_on_warnings: bool) -> t.Optional[dict[str, t.Any]]:
     """The failed task result of a check whose findings are rendered lines, or None when it passes.
@@ -82,8 +88,8 @@ def failing_result(subject: str, errors: list[str], warnings: list[str],
     if not failing:
         return None
     what = "%d problem(s)" % len(failing) + (" (warnings fail the run)" if fail_on_warnings else "")
-    result: dict[str, t.Any] = {"changed": False, "msg": "%s %s, listed once below in problems" % (subject, what),
-                                "problems": "".join(line + "\n" for line in failing)}
+    result = problems_result("%s %s" % (subject, what), failing)
     if warnings and not fail_on_warnings:
         result["advice"] = "".join(line + "\n" for line in warnings)
+        result["warnings"] = warnings  # Ansible shows them as warnings even though the task failed
     return result

@@ -82,7 +82,7 @@ def check_ttl(name: str, max_ttl: int = PROVISIONING_API_MAX_TTL_S,
     return None
 
 
-def _records(deployment: Deployment) -> list[tuple[str, str, list[str]]]:
+def deployment_records(deployment: Deployment) -> list[tuple[str, str, list[str]]]:
     """(SRV name, inventory path, ranges its targets may use) for every record the deployment uses."""
     all_ranges = [n for region in deployment.service_regions for n in region.ip_ranges]
     records = []
@@ -106,7 +106,7 @@ def resolve_deployment(deployment: Deployment, settings: ResolverSettings,
     answers: dict[str, dict[str, t.Any]] = {}
     findings: list[Finding] = []
     limits = deployment_limits(deployment)
-    for name, path, ranges in _records(deployment):
+    for name, path, ranges in deployment_records(deployment):
         try:
             answer = resolve_srv(name, settings, limits)
         except DnsLookupError as exc:

@@ -31,6 +31,19 @@ options:
     description: SRV name to SRV answer, as returned by M(commsgw.routing.srv_audit) in RV(commsgw.routing.srv_audit#module:answers).
     type: dict
     default: {}
+  srv_answers:
+    description:
+      - Build the plans from SRV answers recorded earlier instead of O(resolved), touching no DNS (offline render for
+        change reviews). An answers file (JSON or YAML, C(format) V(commsgw.routing.srv_answers), as C(plan.yml) writes
+        to C(<commsgw_plan_dir>/answers.json)), a plan JSON written by C(plan.yml) with the peers resolved, or a
+        directory of them; the format is documented in C(docs/routing-plan.md).
+      - Every record the deployments use must be recorded; the answers get the same checks as a live lookup.
+      - Mutually exclusive with a non-empty O(resolved).
+    type: path
+  srv_answers_max_age:
+    description: Warn when a recorded answer used is older than this many seconds.
+    type: int
+    default: 86400
 attributes:
   check_mode:
     description: Only computes the plans; the result is the same in check mode.
@@ -66,45 +79,99 @@ problems:
   description: Every inventory error, one per line (the task then fails and builds no plan).
   returned: failure
   type: str
+advice:
+  description:
+    - Every validation warning, one line each, prefixed with its deployment (also shown as an Ansible warning), and
+      each recorded answer older than O(srv_answers_max_age).
+  returned: always
+  type: list
+  elements: str
+recorded_answers:
+  description: With O(srv_answers), each recorded answer the plans use, where it came from and how old it is.
+  returned: success
+  type: list
+  elements: dict
+  sample:
+    - srv_name: _sip._tls.pstn-region1.contoso.commsgw.azure.com
+      source: /srv/review/answers.json
+      where: answers[_sip._tls.pstn-region1.contoso.commsgw.azure.com]
+      recorded_at: "2026-11-30T22:10:00Z"
+      recorded_at_from: recorded_at
+      age_s: 3600
+      age: 1 h 0 min
 """
 
+from ansible_collections.commsgw.routing.plugins.module_utils.answer_checks import (
+    answer_problems, used_lines, used_recordings)
 from ansible_collections.commsgw.routing.plugins.module_utils.controller_module import run_outcome_module
+from ansible_collections.commsgw.routing.plugins.module_utils.findings import problems_result
 from ansible_collections.commsgw.routing.plugins.module_utils.inventory import (
     render_findings, site_plans, validate_inventory)
-from ansible_collections.commsgw.routing.plugins.module_utils.srv_bounds import resolved_problems
+from ansible_collections.commsgw.routing.plugins.module_utils.recorded_answers import (
+    DEFAULT_MAX_AGE_S, RecordedAnswersError, load_recorded, utc_now)
 
 
 ARGUMENT_SPEC = {
     "hosts": {"type": "dict", "required": True},
     "require_sbc_settings": {"type": "bool", "default": False},
     "resolved": {"type": "dict", "default": {}},
+    "srv_answers": {"type": "path"},
+    "srv_answers_max_age": {"type": "int", "default": DEFAULT_MAX_AGE_S},
 }
 
 
+def _refused(lines, what):
+    return problems_result("no plan: %d %s" % (len(lines), what), lines)
+
+
 def outcome(params):
-    """(failed, result); shared with the controller-side action plugin."""
+    """(failed, result); shared with the controller-side action plugin. Validation warnings are
+    returned twice: ``warnings`` (Ansible shows them) and ``advice`` (kept in the result)."""
     reports = validate_inventory(params["hosts"], params["require_sbc_settings"])
     errors = render_findings(reports, "errors")
+    advice = render_findings(reports, "warnings")
     if errors:
-        # Each problem once: Ansible prints msg twice (task error and result), problems once.
-        return True, {"changed": False, "problems": "".join(line + "\n" for line in errors),
-                      "msg": "no plan: the inventory has %d error(s), listed once below in problems" % len(errors)}
-    # Answers passed in are DNS data: the same RFC 2782 / srv_limits checks as the SRV audit's own lookup.
+        return True, dict(_refused(errors, "inventory error(s)"), advice=advice, warnings=advice)
+    resolved, recorded, now = params["resolved"], None, utc_now()
+    source, max_age = params.get("srv_answers"), params.get("srv_answers_max_age", DEFAULT_MAX_AGE_S)
+    if source is not None:
+        if max_age < 0:
+            return True, {"changed": False, "advice": advice, "warnings": advice,
+                          "msg": "srv_answers_max_age (commsgw_srv_answers_max_age) is %d; expected a number of "
+                                 "seconds, 0 or more" % max_age}
+        if resolved:
+            return True, {"changed": False, "advice": advice, "warnings": advice,
+                          "msg": "srv_answers and resolved both given; expected one source of SRV answers: recorded "
+                                 "(srv_answers) or live (resolved)"}
+        try:
+            recorded = load_recorded(source, now)
+        except RecordedAnswersError as exc:
+            return True, dict(_refused(exc.problems, "problem(s) with the recorded SRV answers"), advice=advice,
+                              warnings=advice)
+        resolved = {name: recording.answer for name, recording in recorded.items()}
+    # Answers are DNS data, passed in or recorded: the same checks as the SRV audit's own lookup.
     problems = ["deployment %s: %s" % (report["name"], line) for report in reports
-                for line in resolved_problems(report["model"], params["resolved"])]
+                for line in answer_problems(report["model"], resolved, recorded, source or "")]
     if problems:
-        return True, {"changed": False, "problems": "".join(line + "\n" for line in problems),
-                      "msg": "no plan: %d SRV answer(s) refused, listed once below in problems" % len(problems)}
+        return True, dict(_refused(problems, "SRV answer(s) refused"), advice=advice, warnings=advice)
     plans = {}
     host_plans = {}
     for report in reports:
         deployment = report["model"]
-        for plan in site_plans(deployment, params["resolved"]):
+        for plan in site_plans(deployment, resolved):
             key = "%s/%s" % (deployment.name, plan["site"]["name"])
             plans[key] = plan
             for sbc in plan["sbcs"]:
                 host_plans[sbc["host"]] = plan
-    return False, {"changed": False, "plans": plans, "host_plans": host_plans}
+    result = {"changed": False, "plans": plans, "host_plans": host_plans,
+              "msg": "%d site plan(s) built" % len(plans)}
+    if recorded is not None:
+        used, stale = used_recordings([report["model"] for report in reports], recorded, now, max_age)
+        advice = advice + stale
+        result["recorded_answers"] = used
+        result["msg"] += " from recorded SRV answers, touching no DNS: " + "; ".join(used_lines(used))
+    result.update(advice=advice, warnings=advice)
+    return False, result
 
 
 def main():

@@ -157,6 +157,9 @@ def main():
     raw = params["deployment"]
     deployment, invalid = validate_deployment(raw, _placeholder_sbcs(raw))
     label = deployment_label(raw.get("name"))
+    # Validation advice as Ansible warnings, worded as validate_inventory words them (Ansible shows each once).
+    for finding in invalid.warnings:
+        module.warn("deployment %s: %s" % (label, finding.render()))
     # A failed result shows each problem once, as a line of problems: Ansible prints msg twice (task error
     # and result), warnings once (module.warn) and every other key once.
     if invalid.errors:

@@ -11,7 +11,8 @@ description:
   - Validates every ACG deployment found in O(hosts) offline and reports B(all) problems at once.
   - Each finding names the inventory field (for example V(service_regions[1].ip_ranges[0])), the bad value and what is
     expected, and cites the requirement id (R-xx) it enforces.
-  - Errors fail the task; warnings (advice) are returned apart and only fail it with O(fail_on_warnings).
+  - Errors fail the task; warnings (advice) are returned apart, shown as Ansible warnings, and only fail it with
+    O(fail_on_warnings).
   - Runs on the controller; makes no change.
 author: commsgw.routing contributors (@commsgw)
 options:
@@ -118,6 +119,8 @@ def outcome(params):
         "errors": errors,
         "warnings_found": warnings,
         "msg": "%d deployment(s) valid, %d warning(s)" % (len(reports), len(warnings)),
+        # Shown as Ansible warnings (the module warns them; the action plugin returns them).
+        "warnings": warnings,
     }
     return False, result
 

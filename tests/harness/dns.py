@@ -351,6 +351,22 @@ class SilentNameserver:
             self._lease.close()
             self._lease = None
 
+    def was_asked(self) -> bool:
+        """Whether anything reached it: a UDP query waiting, or a TCP connection waiting to be accepted."""
+        udp, tcp = self._sockets
+        udp.setblocking(False)
+        tcp.setblocking(False)
+        try:
+            udp.recv(4096, socket.MSG_PEEK)
+            return True
+        except BlockingIOError:
+            pass
+        try:
+            tcp.accept()[0].close()
+            return True
+        except BlockingIOError:
+            return False
+
     def __enter__(self) -> "SilentNameserver":
         return self.start()
 
