@@ -77,7 +77,7 @@ def problems_result(summary: str, lines: list[str]) -> dict[str, t.Any]:
 
 
 def failing_result(subject: str, errors: list[str], warnings: list[str],
-                   fail_on_warnings: bool) -> t.Optional[dict[str, t.Any]]:
+                   fail_on_warnings: bool, warn: bool = False) -> t.Optional[dict[str, t.Any]]:
     """The failed task result of a check whose findings are rendered lines, or None when it passes.
 
     Each problem shows once, as a line of ``problems``: Ansible prints ``msg`` twice (as the task error
@@ -91,5 +91,6 @@ def failing_result(subject: str, errors: list[str], warnings: list[str],
     result = problems_result("%s %s" % (subject, what), failing)
     if warnings and not fail_on_warnings:
         result["advice"] = "".join(line + "\n" for line in warnings)
-        result["warnings"] = warnings  # Ansible shows them as warnings even though the task failed
+        if warn:  # also shown as Ansible warnings, although the task failed
+            result["warnings"] = warnings
     return result

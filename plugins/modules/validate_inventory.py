@@ -109,7 +109,7 @@ def outcome(params):
     if not reports:
         return True, {"changed": False, "errors": [], "warnings_found": [],
                       "msg": "no host of this inventory carries commsgw_deployment: nothing to validate"}
-    failed = failing_result("the inventory has", errors, warnings, params["fail_on_warnings"])
+    failed = failing_result("the inventory has", errors, warnings, params["fail_on_warnings"], warn=True)
     if failed:
         return True, failed
     result = {
