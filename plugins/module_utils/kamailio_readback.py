@@ -150,10 +150,15 @@ def parse_address_rows(text: str) -> list[dict[str, str]]:
 
 
 def subnet_rows(result: t.Any) -> list[dict[str, str]]:
-    """The ``permissions.subnetDump`` RPC result -> the ACG group's rows, as ``parse_address_rows``."""
+    """The ``permissions.subnetDump`` RPC result (``[{id, group, item: {ip, mask, port, tag}}]``) -> the ACG
+    group's rows, as ``parse_address_rows``."""
+    if not isinstance(result, list):
+        raise ReadbackError("permissions.subnetDump returned %r" % type(result).__name__)
     rows = []
-    for entry in result if isinstance(result, list) else [result] if isinstance(result, dict) else []:
-        item = {str(k).lower(): v for k, v in entry.items()}
+    for entry in result:
+        if not isinstance(entry, dict) or not isinstance(entry.get("item"), dict):
+            raise ReadbackError("permissions.subnetDump entry %r is not {group, item: {ip, mask, ...}}" % (entry,))
+        item = dict(entry["item"], group=entry.get("group"))
         fields = [str(item.get(k, "")) for k in ("group", "ip", "mask", "port", "tag")]
         row = _acl_row(" ".join(fields), fields)
         if row is not None:
@@ -349,7 +354,12 @@ def read_state(options: t.Mapping[str, t.Any]) -> t.Optional[dict[str, t.Any]]:
         errors: list[str] = []
         rpc = rpc_client(options, files["kamailio.cfg"])
         spec = load_spec(files["commsgw-srv.json"]) or {}
-        state["runtime"] = dict(runtime_state(spec, _call(rpc, "dispatcher.list", errors),
-                                              _call(rpc, "permissions.subnetDump", errors)),
-                                source="jsonrpc %s" % (rpc.endpoints.socket or rpc.endpoints.fifo), errors=errors)
+        dispatcher, subnets = _call(rpc, "dispatcher.list", errors), _call(rpc, "permissions.subnetDump", errors)
+        try:
+            runtime = runtime_state(spec, dispatcher, subnets)
+        except ReadbackError as exc:
+            errors.append("cannot read the running state back: %s" % exc)
+            runtime = runtime_state(spec, None, None)
+        state["runtime"] = dict(runtime, source="jsonrpc %s" % (rpc.endpoints.socket or rpc.endpoints.fifo),
+                                errors=errors)
     return state
