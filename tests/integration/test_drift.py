@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.harness.dns import DnsServer, _Lease  # noqa: E402
+from tests.harness.lab_inventory import lab_inventory, stop_kamailio  # noqa: E402
 from tests.harness.tools import needs  # noqa: E402
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (  # noqa: E402
@@ -46,37 +46,7 @@ PLAYBOOK_TIMEOUT_S = 240
 
 
 def _inventory(tmp: Path, dns_address: str) -> Path:
-    live = tmp / "live"
-    inv = tmp / "inventory"
-    (inv / "group_vars").mkdir(parents=True)
-    (inv / "hosts.yml").write_text(json.dumps({"all": {"children": {"acg_lab": {"children": {"site_lab": {
-        "hosts": {"sbc-drift": {
-            "ansible_connection": "local",
-            "ansible_python_interpreter": sys.executable,
-            "commsgw_sbc": {"acg_listen": {"address": ACG, "port": 5060},
-                            "core_listen": {"address": CORE, "port": 5060, "transport": "udp"},
-                            "core_next_hop": "127.0.72.9:5060",
-                            "config_dir": str(live / "etc"), "run_dir": str(live / "run"),
-                            "shared_memory_mb": 64}}}}}}}}}))
-    (inv / "group_vars" / "acg_lab.yml").write_text(json.dumps({"commsgw_deployment": {
-        "name": "lab", "type": "lab", "base_domain": DOMAIN, "management_region": "West Europe",
-        "allow_non_public_ranges": True, "allow_plain_transport": True, "acg_transport": "udp",
-        "service_regions": [{"name": "region1", "azure_region": "westeurope",
-                             "hostname": "pstn-region1." + DOMAIN, "ip_ranges": [PEERS]}],
-        "sites": [{"name": "lab", "service_region": "region1"}],
-        "routing": {"options_interval_s": 2, "failure_threshold": 2, "recovery_threshold": 1,
-                    "invite_timer_ms": 1500}}}))
-    (inv / "group_vars" / "site_lab.yml").write_text(json.dumps({"commsgw_site": "lab",
-                                                                 "commsgw_sbc_platform": "kamailio"}))
-    (inv / "group_vars" / "all.yml").write_text(json.dumps({
-        "kamailio_service_manager": "process",
-        "kamailio_log_file": str(live / "kamailio.log"),
-        "kamailio_work_dir": str(live / "work"),
-        "kamailio_refresher": False,
-        "commsgw_dns_nameservers": [dns_address],
-        "commsgw_onboard_probe": False,  # no ACG peers run here: the read-back needs none
-    }))
-    return inv / "hosts.yml"
+    return lab_inventory(tmp, dns_address, "sbc-drift", DOMAIN, PEERS, ACG, CORE, "127.0.72.9:5060")
 
 
 class Sbc:
@@ -110,14 +80,7 @@ class Sbc:
         path.write_text(text.replace(old, new))
 
     def stop(self) -> None:
-        try:
-            pid = int((self.live / "run" / "kamailio.pid").read_text().strip())
-            os.kill(pid, signal.SIGTERM)
-        except (OSError, ValueError):
-            return
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and os.path.exists("/proc/%d" % pid):
-            time.sleep(0.1)
+        stop_kamailio(self.live / "run" / "kamailio.pid")
 
 
 def _drift(sbc: Sbc, *extra: str, check: bool = False) -> tuple[int, list[str]]:

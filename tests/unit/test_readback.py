@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import typing as t
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
 from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
+from harness.tools import run_module
 
 DOMAIN = "acg.example.test"
 SETTINGS = {"acg_listen": {"address": "192.0.2.10"}, "core_listen": {"address": "10.0.0.10", "port": 5070},
@@ -160,3 +162,24 @@ def test_weights_in_the_plan_state_are_scaled_per_tier_only_when_asked() -> None
     assert [p["weight"] for p in sbc_readback.plan_state(plan)["regions"]["region1"]["peers"]] == [60, 20]
     assert [p["weight"] for p in sbc_readback.plan_state(plan, kb.WEIGHT_SCALE)["regions"]["region1"]["peers"]] == \
         [100, 33]
+
+
+def test_module_reads_files_back_and_names_the_drift(tmp_path: Path) -> None:
+    plan = _plan()
+    args = {"config_dir": str(tmp_path / "etc"), "runtime": False, "plan": plan}
+    code, result = run_module("sbc_state_info", args, tmp_path)
+    assert code == 0 and result["onboarded"] is False and result["in_sync"] is False, result
+    assert result["drift"] == ["deployed files: no commsgw.routing configuration deployed: absent, plan: ams "
+                               "( <> site.name)"]
+    (tmp_path / "etc").mkdir()
+    for name, text in _files(plan).items():
+        (tmp_path / "etc" / name).write_text(text)
+    code, result = run_module("sbc_state_info", args, tmp_path)
+    assert code == 0 and result["drift"] == ["in sync"] and result["in_sync"] is True, result
+    assert result["gathered"]["runtime"] is None
+    assert result["gathered"]["files"]["dispatcher.list"] == sbc_readback.sha256_text(_files(plan)["dispatcher.list"])
+    code, result = run_module("sbc_state_info", dict(args, plan={"site": {}}), tmp_path)
+    assert code == 1 and result["msg"].startswith("plan: not a routing plan (KeyError"), result
+    (tmp_path / "etc" / "commsgw-srv.json").write_text("{broken")
+    code, result = run_module("sbc_state_info", args, tmp_path)
+    assert code == 1 and "commsgw-srv.json is not JSON" in result["msg"], result
