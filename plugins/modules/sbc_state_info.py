@@ -6,7 +6,7 @@
 DOCUMENTATION = r"""
 module: sbc_state_info
 short_description: Read back what an SBC runs (gathered state) in the routing plan's vocabulary, and its drift from a plan
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Runs on the SBC host. Reads the SBC's deployed configuration and, unless O(runtime=false), its live state,
     and returns them in the routing plan's vocabulary (RV(gathered)) - trunk groups per region with their
