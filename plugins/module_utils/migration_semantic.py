@@ -32,8 +32,8 @@ def _reweighted(old_peers: t.Mapping[t.Any, t.Mapping[str, t.Any]], new_peers: t
     for key in sorted(set(new_peers) & set(old_peers)):
         old, new = old_peers[key], new_peers[key]
         if (old["priority"], old["weight"]) != (new["priority"], new["weight"]):
-            lines.append("%s priority %d->%d weight %d->%d" % (peer_label(new), old["priority"], new["priority"],
-                                                                old["weight"], new["weight"]))
+            lines.append("%s priority %d->%d weight %d->%d" % (
+                peer_label(new), old["priority"], new["priority"], old["weight"], new["weight"]))
     return lines
 
 
