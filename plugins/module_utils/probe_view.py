@@ -13,11 +13,14 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import math
-import re
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_settings import (
     PeerResult, ProbeSettings, probe_state)
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback import parse_sip_uri
+
+__all__ = ["SbcDestination", "SbcView", "compare_view", "default_settle_s", "empty_section", "parse_sip_uri",
+           "read_settled"]
 
 SBC_ACTIVE = "active"  # the only runtime state in which the SBC counts a peer as in service
 SETTLE_INTERVAL_S = 0.5  # re-read period while the SBC's view settles
@@ -46,22 +49,6 @@ class SbcView:
     runtime: t.Optional[list[SbcDestination]] = None  # what the running SBC uses
     configured: t.Optional[list[SbcDestination]] = None  # what its deployed file says
     errors: list[str] = dataclasses.field(default_factory=list)
-
-
-_URI_RE = re.compile(r"^sips?:(?:[^@;>]*@)?(\[[^\]]+\]|[^:;>]+)(?::(\d+))?(.*)$", re.IGNORECASE)
-
-
-def parse_sip_uri(uri: str) -> tuple[str, int, str]:
-    """(host, port, transport) of a dispatcher destination URI; port defaults by transport."""
-    match = _URI_RE.match(uri.strip())
-    if not match:
-        raise ValueError("not a SIP URI: %r" % uri)
-    host, port, params = match.group(1).strip("[]"), match.group(2), match.group(3)
-    transport_match = re.search(r";transport=([a-z]+)", params, re.IGNORECASE)
-    transport = transport_match.group(1).lower() if transport_match else (
-        "tls" if uri.lower().startswith("sips:") else "udp")
-    default = 5061 if transport == "tls" else 5060
-    return host.lower(), int(port) if port else default, transport
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -126,7 +126,7 @@ latest_backup:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils import migration
+from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_readback, migration
 
 
 def _read(path):
@@ -144,7 +144,7 @@ def _certificates(*file_sets):
     paths = set()
     for files in file_sets:
         if files.get("tls.cfg"):
-            cert = migration.parse_tls_cfg(files["tls.cfg"]).get("certificate")
+            cert = kamailio_readback.parse_tls_cfg(files["tls.cfg"]).get("certificate")
             if cert:
                 paths.add(cert)
     return {path: _read(path) for path in paths}
@@ -163,12 +163,12 @@ def main():
     params = module.params
     config_dir = params["config_dir"]
     new_files = {str(k): str(v) for k, v in params["files"].items()}
-    names = sorted(set(new_files) | set(migration.STATE_FILES))
+    names = sorted(set(new_files) | set(kamailio_readback.STATE_FILES))
     current_files = {name: _read(os.path.join(config_dir, name)) for name in names}
     certificates = _certificates(current_files, new_files)
     try:
-        current = migration.state_from_files(current_files, certificates)
-        new = migration.state_from_files(new_files, certificates)
+        current = kamailio_readback.state_from_files(current_files, certificates)
+        new = kamailio_readback.state_from_files(new_files, certificates)
     except migration.MigrationError as exc:
         module.fail_json(msg="cannot read the configuration back: %s" % exc)
     if new is None:

@@ -85,7 +85,7 @@ import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils import migration
+from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_readback, migration
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
     DEFAULT_CONFIG_DIR, DEFAULT_RUN_DIR, JsonRpc, RpcError, rpc_endpoints)
 
@@ -121,7 +121,7 @@ def main():
     while True:
         elapsed = time.monotonic() - started
         try:
-            states = migration.dispatcher_states(rpc.call("dispatcher.list"))
+            states = kamailio_readback.dispatcher_states(rpc.call("dispatcher.list"))
             health = migration.peer_health(states, params["required"], params["absent"])
             result.update(states=states, health=health)
             last_error = ""

@@ -55,7 +55,7 @@ from harness.tools import needs
 from integration.test_production_hosts import (
     TLS_DIR, Hosts, _install_tls_files, _play, _recap, _sbc, _write_inventory)
 
-from ansible_collections.commsgw.routing.plugins.module_utils.migration import dispatcher_states
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_readback import dispatcher_states
 
 pytestmark = [pytest.mark.integration, needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh")]
 

@@ -16,11 +16,9 @@ import json
 import os
 import pwd
 import re
-import signal
 import stat
 import subprocess
 import sys
-import time
 import typing as t
 from pathlib import Path
 
@@ -30,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.harness.dns import DnsServer  # noqa: E402
+from tests.harness.lab_inventory import lab_inventory, stop_kamailio  # noqa: E402
 from tests.harness.sipp import udp_options  # noqa: E402
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (  # noqa: E402
@@ -45,38 +44,7 @@ PLAYBOOK_TIMEOUT_S = 240
 
 
 def _inventory(tmp: Path, dns_address: str) -> Path:
-    live = tmp / "live"
-    inv = tmp / "inventory"
-    (inv / "group_vars").mkdir(parents=True)
-    (inv / "hosts.yml").write_text(json.dumps({"all": {"children": {"acg_lab": {"children": {"site_lab": {
-        "hosts": {"sbc-push": {
-            "ansible_connection": "local",
-            "ansible_python_interpreter": sys.executable,
-            "commsgw_sbc": {"acg_listen": {"address": ACG, "port": 5060},
-                            "core_listen": {"address": CORE, "port": 5060, "transport": "udp"},
-                            "core_next_hop": "127.0.234.1:5060",
-                            "config_dir": str(live / "etc"), "run_dir": str(live / "run"),
-                            "shared_memory_mb": 64}}}}}}}}}))
-    (inv / "group_vars" / "acg_lab.yml").write_text(json.dumps({"commsgw_deployment": {
-        "name": "lab", "type": "lab", "base_domain": "acg-lab.commsgw.test", "management_region": "West Europe",
-        "allow_non_public_ranges": True, "allow_plain_transport": True,
-        "acg_transport": "udp",
-        "service_regions": [{"name": "region1", "azure_region": "westeurope",
-                             "hostname": "pstn-region1.acg-lab.commsgw.test", "ip_ranges": [PEERS]}],
-        "sites": [{"name": "lab", "service_region": "region1"}],
-        "routing": {"options_interval_s": 2, "failure_threshold": 2, "recovery_threshold": 1,
-                    "invite_timer_ms": 1500}}}))
-    (inv / "group_vars" / "site_lab.yml").write_text(json.dumps({"commsgw_site": "lab",
-                                                                 "commsgw_sbc_platform": "kamailio"}))
-    (inv / "group_vars" / "all.yml").write_text(json.dumps({
-        "kamailio_service_manager": "process",
-        "kamailio_log_file": str(live / "kamailio.log"),
-        "kamailio_work_dir": str(live / "work"),
-        "kamailio_refresher": False,  # tests/integration/test_refresher.py covers it
-        "commsgw_dns_nameservers": [dns_address],
-        "commsgw_onboard_probe": False,  # no ACG peers run here; tests/integration/test_probe_*.py prove the probe
-    }))
-    return inv / "hosts.yml"
+    return lab_inventory(tmp, dns_address, "sbc-push", "acg-lab.commsgw.test", PEERS, ACG, CORE, "127.0.234.1:5060")
 
 
 def _play(args: list[str], inventory: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -123,14 +91,7 @@ class Sbc:
         return {p.name: p.read_text() for p in self.etc.iterdir() if p.is_file()}
 
     def stop(self) -> None:
-        try:
-            pid = self.pid()
-            os.kill(pid, signal.SIGTERM)
-        except (OSError, ValueError):
-            return
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and os.path.exists("/proc/%d" % pid):
-            time.sleep(0.1)
+        stop_kamailio(self.live / "run" / "kamailio.pid")
 
 
 def _set_peers(dns: DnsServer, peers: dict[str, str]) -> None:

@@ -17,7 +17,7 @@ import typing as t
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import migration
+from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_readback, migration
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
@@ -81,7 +81,7 @@ def _files(plan: dict[str, t.Any], tls: t.Optional[dict[str, str]] = None) -> di
 
 
 def _state(plan: dict[str, t.Any], tls: t.Optional[dict[str, str]] = None) -> dict[str, t.Any]:
-    state = migration.state_from_files(_files(plan, tls))
+    state = kamailio_readback.state_from_files(_files(plan, tls))
     assert state is not None
     return state
 
@@ -101,7 +101,7 @@ def test_files_read_back_give_the_plan_facts() -> None:
 
 def test_nothing_deployed_and_nothing_changed() -> None:
     plan = _plan(_production())
-    assert migration.state_from_files({"kamailio.cfg": "x"}) is None
+    assert kamailio_readback.state_from_files({"kamailio.cfg": "x"}) is None
     first = migration.semantic_diff(None, _state(plan))
     assert not first["onboarded"] and first["regions_added"] == ["region1", "region2"]
     same = migration.semantic_diff(_state(plan), _state(plan))
@@ -163,7 +163,7 @@ def test_transition_over_udp_needs_no_restart() -> None:
     old, new = _plan(raw_old), _plan(raw_new)
     settings = dict(SETTINGS)
     before = render_kamailio(old, settings, "5.6.3")
-    current = migration.state_from_files(before)
+    current = kamailio_readback.state_from_files(before)
     flight = render_kamailio(migration.transition_plan(new, current), settings, "5.6.3")
     after = render_kamailio(new, settings, "5.6.3")
     assert before["kamailio.cfg"] == flight["kamailio.cfg"] == after["kamailio.cfg"]
@@ -176,7 +176,7 @@ def test_tls_migration_changes_reloadable_files_only_and_old_peers_keep_their_na
     old region-2 peers and range keep the old regional hostname, the new ones get the new one."""
     old, new = _plan(_production()), _plan(_production("pstn-region2-new", [R2_NEW]))
     before = _files(old)
-    current = migration.state_from_files(before)
+    current = kamailio_readback.state_from_files(before)
     flight_plan = migration.transition_plan(new, current)
     flight, after = _files(flight_plan), _files(new)
     for name in ("kamailio.cfg", "tls.cfg"):
@@ -190,9 +190,9 @@ def test_tls_migration_changes_reloadable_files_only_and_old_peers_keep_their_na
     assert names["sip:20.82.170.49:5061;transport=tls"] == new_name
     # Read back, the flight's ranges keep their names; files older than names in tags fall back to the
     # region's hostname.
-    assert {e["network"]: e["hostname"] for e in migration.state_from_files(flight)["acl"]}[R2] == old_name
+    assert {e["network"]: e["hostname"] for e in kamailio_readback.state_from_files(flight)["acl"]}[R2] == old_name
     legacy = dict(before, **{"address.list": re.sub(r"region=(region\d);tls=\S+", r"\1", before["address.list"])})
-    assert migration.state_from_files(legacy)["acl"] == current["acl"]
+    assert kamailio_readback.state_from_files(legacy)["acl"] == current["acl"]
 
 
 def test_site_re_paired_to_the_other_region() -> None:
@@ -233,12 +233,12 @@ def test_changed_certificate_path_and_content() -> None:
     pem_a = "-----BEGIN CERTIFICATE-----\nTUlJQmFzZTY0QQ==\n-----END CERTIFICATE-----\n"
     pem_b = "-----BEGIN CERTIFICATE-----\nTUlJQmFzZTY0Qg==\n-----END CERTIFICATE-----\n"
     files = _files(plan)
-    old_state = migration.state_from_files(files, {TLS["certificate"]: pem_a})
-    new_state = migration.state_from_files(files, {TLS["certificate"]: pem_b})
+    old_state = kamailio_readback.state_from_files(files, {TLS["certificate"]: pem_a})
+    new_state = kamailio_readback.state_from_files(files, {TLS["certificate"]: pem_b})
     content = migration.semantic_diff(old_state, new_state)["tls"]
     assert set(content) == {"certificate_sha256"}
-    assert migration.certificate_fingerprint(pem_a) != migration.certificate_fingerprint(pem_b)
-    assert migration.certificate_fingerprint("no pem here") is None
+    assert kamailio_readback.certificate_fingerprint(pem_a) != kamailio_readback.certificate_fingerprint(pem_b)
+    assert kamailio_readback.certificate_fingerprint("no pem here") is None
 
 
 def test_preflight_refuses_an_empty_peer_list() -> None:
@@ -263,7 +263,7 @@ RPC = {"RECORDS": [
 
 
 def test_peer_health_counts_only_active_peers() -> None:
-    states = migration.dispatcher_states(RPC)
+    states = kamailio_readback.dispatcher_states(RPC)
     assert states == {"20.82.170.49:5061": "AP", "20.82.170.50:5061": "TP", "20.82.160.33:5061": "IP"}
     health = migration.peer_health(states, ["20.82.170.49:5061", "20.82.170.50:5061", "20.82.170.51:5061"],
                                    absent=["20.82.160.33:5061"])
@@ -274,17 +274,17 @@ def test_peer_health_counts_only_active_peers() -> None:
     assert health["lingering"] == ["20.82.160.33:5061"]
     assert migration.peer_health(states, ["20.82.170.49:5061"])["ok"]
     with pytest.raises(migration.MigrationError):
-        migration.dispatcher_states(["not", "a", "dict"])
+        kamailio_readback.dispatcher_states(["not", "a", "dict"])
 
 
 def test_unreadable_files_are_refused() -> None:
     with pytest.raises(migration.MigrationError):
-        migration.state_from_files({"commsgw-srv.json": "{not json"})
+        kamailio_readback.state_from_files({"commsgw-srv.json": "{not json"})
     plan = _plan(_production())
     files = _files(plan)
     files["dispatcher.list"] += "999 sip:192.0.2.1:5061 8 65525 rweight=1\n"
     with pytest.raises(migration.MigrationError, match="set 999"):
-        migration.state_from_files(files)
+        kamailio_readback.state_from_files(files)
 
 
 def test_mcp_records_are_read_and_diffed() -> None:
@@ -318,6 +318,6 @@ def test_core_acl_rows_are_not_read_back_as_acg_ranges() -> None:
     settings = dict(SETTINGS, tls=dict(TLS), core_allowed_sources=["10.0.5.0/24"])
     files = render_kamailio(plan, settings, "6.0.1")
     assert "2 10.0.5.0 24 0" in files["address.list"]
-    state = migration.state_from_files(files)
+    state = kamailio_readback.state_from_files(files)
     assert state is not None
     assert sorted(e["network"] for e in state["acl"]) == sorted([R1, R2])
