@@ -14,7 +14,8 @@ description:
     endpoints of its configuration, and fails (with the log tail in process mode) when it does not
     within O(timeout) seconds, so a caller can roll back.
   - O(state=reloaded) calls the jsonrpc methods in O(reload) (for example C(dispatcher.reload)) on the
-    running Kamailio; its process is not restarted.
+    running Kamailio; its process is not restarted. A reload Kamailio refuses as too soon after the previous
+    one (C(ongoing reload), its C(reload_delta) of 5 s) is tried again until O(timeout); RV(progress) says so.
 author: commsgw.routing contributors (@commsgw)
 options:
   state:
@@ -114,6 +115,15 @@ version:
   description: What C(core.version) answered.
   returned: when Kamailio runs
   type: str
+pid_before:
+  description: Pid of the Kamailio main process before the operation (0 when it was not running).
+  returned: always
+  type: int
+progress:
+  description: One line about each second a reload waited for Kamailio's C(reload_delta) (what, elapsed, limit).
+  returned: with O(state=reloaded) outside check mode
+  type: list
+  elements: str
 reloaded:
   description: The jsonrpc methods called.
   returned: with O(state=reloaded)
@@ -130,6 +140,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.daemon import start_detached
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
     DEFAULT_CONFIG_DIR, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, JsonRpc, RpcError, rpc_endpoints)
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_reload import ReloadFailed, reload
 from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import owned_directory
 
 
@@ -300,6 +311,7 @@ def main():
     ctl = Controller(module)
     state = module.params["state"]
     result = {"changed": False, "pid": ctl.pid()}
+    result["pid_before"] = result["pid"]
     running = result["pid"] > 0
     if state == "started" and not running or state == "restarted":
         result["changed"] = True
@@ -317,11 +329,12 @@ def main():
         result["reloaded"] = list(module.params["reload"])
         result["changed"] = bool(result["reloaded"])
         if not module.check_mode:
+            result["progress"] = []
             for method in module.params["reload"]:
                 try:
-                    ctl.rpc.call(method)
-                except RpcError as exc:
-                    module.fail_json(msg="%s failed: %s" % (method, exc), **result)
+                    result["progress"] += reload(ctl.rpc.call, method, module.params["timeout"])
+                except ReloadFailed as exc:
+                    module.fail_json(msg=str(exc), **result)
     if state == "started" and running:
         # Running but wedged counts as a failure, not as "ok".
         try:
