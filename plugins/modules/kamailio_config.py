@@ -26,6 +26,8 @@ description:
     push are removed), which is how a push that failed to come up is rolled back.
   - Check mode reports what would change without writing or starting anything; diff mode shows
     each changed file.
+  - Files are replaced through Ansible's own file handling (C(atomic_move)); O(mode), O(owner), O(group)
+    and the other file arguments apply to every written file and are corrected on unchanged ones.
 author: commsgw.routing contributors (@commsgw)
 requirements:
   - util-linux (unshare), iproute2 (ip), root privileges for the candidate start
@@ -50,7 +52,9 @@ options:
     description: Where backups are kept. Defaults to C(<config_dir>/.commsgw-backups).
     type: path
   keep_backups:
-    description: How many backups to keep; older ones are removed.
+    description:
+      - How many backups to keep; older ones are removed. The backup this run made is always kept (a rollback
+        needs it), so V(0) and V(1) both keep only that one.
     type: int
     default: 5
   test_start:
@@ -94,6 +98,8 @@ options:
   group:
     description: Group of the written files.
     type: str
+extends_documentation_fragment:
+  - ansible.builtin.files
 attributes:
   check_mode:
     description: Reports which files would change without writing or starting anything.
@@ -143,6 +149,11 @@ backup:
   description: Backup directory of the files replaced by this run (empty when nothing was written).
   returned: always
   type: str
+backups_removed:
+  description: Older backups removed to keep O(keep_backups) (names in the backup directory).
+  returned: when files were written
+  type: list
+  elements: str
 candidate:
   description: Outcome of the candidate start (ok, seconds, detail, log tail).
   returned: when a candidate was started
@@ -157,7 +168,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
     DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, try_candidate)
-from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import write_text_atomic
+from ansible_collections.commsgw.routing.plugins.module_utils.module_files import install_text, prune_backups
 
 # Files whose change the running Kamailio can take without a restart, and how.
 RELOADS = {"dispatcher.list": "dispatcher.reload", "address.list": "permissions.addressReload"}
@@ -173,17 +184,18 @@ def _read(path):
         return None
 
 
+def _file_args(module, path):
+    return module.load_file_common_arguments(module.params, path=path)
+
+
 def _set_attributes(module, path):
-    """Gives ``path`` the module's mode, owner and group through Ansible's own file handling; True when
-    any differed (in check mode: would differ, nothing changed)."""
-    params = module.params
-    changed = module.set_owner_if_different(path, params["owner"], False)
-    changed = module.set_group_if_different(path, params["group"], changed)
-    return module.set_mode_if_different(path, params["mode"], changed)
+    """Gives ``path`` the task's mode, owner, group (and SELinux/attributes) through Ansible's own file
+    handling; True when any differed (in check mode: would differ, nothing changed)."""
+    return module.set_fs_attributes_if_different(_file_args(module, path), False)
 
 
 def _write_atomic(path, content, module):
-    write_text_atomic(path, content, None, None, prefix=".commsgw-", prepare=lambda tmp: _set_attributes(module, tmp))
+    install_text(module, path, content, _file_args(module, path))
 
 
 def _mirror_tree(source, dest):
@@ -203,16 +215,13 @@ def _mirror_tree(source, dest):
     shutil.copystat(source, dest)
 
 
-def _prune(backup_dir, keep):
-    entries = sorted(e for e in os.listdir(backup_dir) if not e.startswith("."))
-    for old in entries[:-keep] if keep > 0 else entries:
-        shutil.rmtree(os.path.join(backup_dir, old), ignore_errors=True)
-
-
 def _present(module, result):
     params = module.params
     config_dir = params["config_dir"]
     files = params["files"]
+    if params["keep_backups"] < 0:
+        module.fail_json(msg="keep_backups must be 0 or more (the backup of this run is always kept), got %d"
+                             % params["keep_backups"])
     for name in files:
         if not name or "/" in name or name in (".", ".."):
             module.fail_json(msg="file names must be plain names inside config_dir, got %r" % name)
@@ -278,7 +287,7 @@ def _present(module, result):
     result["backup"] = backup
     for name in changed:
         _write_atomic(os.path.join(config_dir, name), files[name], module)
-    _prune(backup_dir, params["keep_backups"])
+    result["backups_removed"] = prune_backups(backup_dir, params["keep_backups"], backup)
 
 
 def _restored(module, result):
@@ -327,6 +336,7 @@ def main():
             "group": {"type": "str"},
         },
         required_if=[("state", "restored", ["backup"])],
+        add_file_common_args=True,
         supports_check_mode=True,
     )
     result = {"changed": False, "changed_files": [], "attributes_fixed": [], "restart_required": False, "reload": [],
