@@ -130,6 +130,13 @@ changed_files:
   returned: always
   type: list
   elements: str
+sha256:
+  description:
+    - File name to the sha256 of its content before and after (would be after in check mode) for each changed
+      file; V(null) for a file that did not exist before or is removed by a restore. Change records use it.
+  returned: always
+  type: dict
+  sample: {"dispatcher.list": {"before": "9f86d0...", "after": "60303a..."}}
 attributes_fixed:
   description: Files whose content is unchanged but whose mode, owner or group were (or would be) corrected.
   returned: always
@@ -166,6 +173,7 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.change_record import sha256_text
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
     DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, try_candidate)
 from ansible_collections.commsgw.routing.plugins.module_utils.module_files import install_text, prune_backups
@@ -236,6 +244,7 @@ def _present(module, result):
         result["changed"] = True
     result["restart_required"] = any(name not in RELOADS and name not in PASSIVE for name in changed)
     result["reload"] = [] if result["restart_required"] else [RELOADS[n] for n in changed if n in RELOADS]
+    result["sha256"] = {n: {"before": sha256_text(current[n]), "after": sha256_text(files[n])} for n in changed}
     if module._diff:
         result["diff"] = [{"before_header": os.path.join(config_dir, n), "after_header": os.path.join(config_dir, n),
                            "before": current[n] or "", "after": files[n]} for n in changed]
@@ -301,6 +310,9 @@ def _restored(module, result):
     changed = sorted(n for n in names if _read(os.path.join(config_dir, n)) != _read(os.path.join(backup, n)))
     changed += sorted(n for n in absent if os.path.exists(os.path.join(config_dir, n)))
     result["changed_files"] = changed
+    result["sha256"] = {n: {"before": sha256_text(_read(os.path.join(config_dir, n))),
+                            "after": sha256_text(None if n in absent else _read(os.path.join(backup, n)))}
+                        for n in changed}
     result["restart_required"] = any(n not in RELOADS and n not in PASSIVE for n in changed)
     result["reload"] = [] if result["restart_required"] else [RELOADS[n] for n in changed if n in RELOADS]
     result["changed"] = bool(changed)
@@ -340,7 +352,7 @@ def main():
         supports_check_mode=True,
     )
     result = {"changed": False, "changed_files": [], "attributes_fixed": [], "restart_required": False, "reload": [],
-              "backup": ""}
+              "backup": "", "sha256": {}}
     if module.params["state"] == "present":
         _present(module, result)
     else:

@@ -115,6 +115,10 @@ version:
   description: What C(core.version) answered.
   returned: when Kamailio runs
   type: str
+action:
+  description: What was (or in check mode would be) done - V(start), V(restart), V(stop), V(reload) or V(none).
+  returned: always
+  type: str
 pid_before:
   description: Pid of the Kamailio main process before the operation (0 when it was not running).
   returned: always
@@ -313,14 +317,17 @@ def main():
     result = {"changed": False, "pid": ctl.pid()}
     result["pid_before"] = result["pid"]
     running = result["pid"] > 0
+    result["action"] = "none"
     if state == "started" and not running or state == "restarted":
         result["changed"] = True
+        result["action"] = "restart" if running else "start"
         if not module.check_mode:
             if running:
                 ctl.stop()
             result["version"] = str(ctl.start() or "").strip()
     elif state == "stopped" and running:
         result["changed"] = True
+        result["action"] = "stop"
         if not module.check_mode:
             ctl.stop()
     elif state == "reloaded":
@@ -328,6 +335,7 @@ def main():
             module.fail_json(msg="Kamailio is not running: nothing to reload", **result)
         result["reloaded"] = list(module.params["reload"])
         result["changed"] = bool(result["reloaded"])
+        result["action"] = "reload" if result["reloaded"] else "none"
         if not module.check_mode:
             result["progress"] = []
             for method in module.params["reload"]:
