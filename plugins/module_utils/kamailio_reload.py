@@ -14,6 +14,8 @@ from __future__ import annotations
 import time
 import typing as t
 
+from ansible_collections.commsgw.routing.plugins.module_utils.progress import progress_line
+
 REFUSED_TOO_SOON = "ongoing reload"
 
 
@@ -39,6 +41,6 @@ def reload(call: t.Callable[[str], t.Any], method: str, timeout_s: float, pause_
                 raise ReloadFailed("%s still refused after %.1f s (limit %.1f s): %s (Kamailio's reload_delta)"
                                    % (method, elapsed, timeout_s, exc)) from exc
             if len(progress) < int(elapsed) + 1:  # about one line a second
-                progress.append("waiting for %s (refused as too soon after the previous reload): %.1f s of %.1f s"
-                                % (method, elapsed, timeout_s))
+                progress.append(progress_line("%s (refused as too soon after the previous reload)" % method,
+                                              elapsed, timeout_s))
             sleep(pause_s)
