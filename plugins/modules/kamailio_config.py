@@ -15,7 +15,7 @@ description:
     directory over O(run_dir) and the listen addresses are added to its own loopback. It must answer
     the jsonrpc C(core.version) within O(start_timeout) seconds; then it is stopped.
   - The candidate tree is the whole future O(config_dir) (subdirectories such as C(tls/), symlinks,
-    owners and modes kept) with the changed files in place, and the candidate runs as O(run_as), the
+    owners and modes kept) with the changed files in place, and the candidate runs as O(run_as_user), the
     user the live Kamailio runs as, so a file that user cannot read fails here and not at the swap.
   - Only then the current files are copied to a time-stamped backup directory and each changed file
     is replaced atomically. The result says what the running Kamailio needs, either a restart
@@ -61,32 +61,18 @@ options:
     description: Start the candidate before installing it. Turning this off is only for machines that cannot create namespaces.
     type: bool
     default: true
-  binary:
-    description: The Kamailio binary used for the candidate start.
-    type: path
-    default: /usr/sbin/kamailio
   run_dir:
-    description: The live run directory (jsonrpcs socket and FIFO); the candidate gets a scratch one mounted over it.
-    type: path
-    default: /run/kamailio
+    description:
+      - The live run directory (jsonrpcs socket and FIFO); the candidate gets a scratch one mounted over it.
   start_timeout:
     description: Seconds the candidate has to answer C(core.version).
     type: float
     default: 15
-  shared_memory_mb:
-    description: Shared memory of the candidate (C(-m)); use the live value, TLS needs more.
-    type: int
-    default: 128
-  pkg_memory_mb:
-    description: Private memory per process of the candidate (C(-M)).
-    type: int
-    default: 8
-  run_as:
+  run_as_user:
     description:
-      - User the candidate runs as (from its first instruction, like the Debian unit's C(User=kamailio)).
-      - Empty runs it as root.
-    type: str
+      - The user the candidate runs as, from its first instruction. O(run_as) is the same option under its old name.
     default: ""
+    aliases: [run_as]
   mode:
     description: Permissions of the written files (and of files whose content is unchanged but whose
       permissions, owner or group differ).
@@ -100,6 +86,7 @@ options:
     type: str
 extends_documentation_fragment:
   - ansible.builtin.files
+  - commsgw.routing.kamailio
 attributes:
   check_mode:
     description: Reports which files would change without writing or starting anything.
@@ -175,7 +162,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.change_record import sha256_text
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
-    DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, try_candidate)
+    DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, try_candidate)
 from ansible_collections.commsgw.routing.plugins.module_utils.module_files import install_text, prune_backups
 
 # Files whose change the running Kamailio can take without a restart, and how.
@@ -270,7 +257,7 @@ def _present(module, result):
                 _set_attributes(module, path)
             outcome = try_candidate(staging, config_dir, binary=params["binary"], run_dir=params["run_dir"],
                                     timeout_s=params["start_timeout"], shm_mb=params["shared_memory_mb"],
-                                    pkg_mb=params["pkg_memory_mb"], user=params["run_as"] or None)
+                                    pkg_mb=params["private_memory_mb"], user=params["run_as_user"] or None)
         finally:
             shutil.rmtree(parent, ignore_errors=True)
         result["candidate"] = {"ok": outcome.ok, "seconds": outcome.seconds, "detail": outcome.detail,
@@ -341,8 +328,8 @@ def main():
             "run_dir": {"type": "path", "default": DEFAULT_RUN_DIR},
             "start_timeout": {"type": "float", "default": 15.0},
             "shared_memory_mb": {"type": "int", "default": DEFAULT_SHARED_MEMORY_MB},
-            "pkg_memory_mb": {"type": "int", "default": 8},
-            "run_as": {"type": "str", "default": ""},
+            "private_memory_mb": {"type": "int", "default": DEFAULT_PRIVATE_MEMORY_MB, "aliases": ["pkg_memory_mb"]},
+            "run_as_user": {"type": "str", "default": "", "aliases": ["run_as"]},
             "mode": {"type": "str", "default": "0644"},
             "owner": {"type": "str"},
             "group": {"type": "str"},

@@ -16,15 +16,13 @@ description:
     inactive by then.
   - Bounded; fails after O(timeout_s) seconds, naming the peers that are missing, unhealthy or lingering.
 author: commsgw.routing contributors (@commsgw)
+extends_documentation_fragment:
+  - commsgw.routing.kamailio.run_dir
 options:
   config_dir:
     description: The live configuration directory; its kamailio.cfg names the jsonrpcs endpoints.
     type: path
     default: /etc/kamailio
-  run_dir:
-    description: The run directory holding the jsonrpcs socket/FIFO.
-    type: path
-    default: /run/kamailio
   required:
     description: C(address:port) of the peers that must be active.
     type: list

@@ -49,6 +49,8 @@ description:
 author: commsgw.routing contributors (@commsgw)
 requirements:
   - dnspython >= 2.0
+extends_documentation_fragment:
+  - commsgw.routing.dns
 options:
   plan:
     description: The routing plan of this host's site, from RV(commsgw.routing.routing_plan#module:host_plans).
@@ -61,18 +63,6 @@ options:
     description: Seconds one peer may take in total (TCP connect, TLS handshake and the OPTIONS reply).
     type: float
     default: 3.0
-  nameservers:
-    description: Nameservers to ask. Default is the host's C(/etc/resolv.conf), the view the SBC itself has.
-    type: list
-    elements: str
-  dns_port:
-    description: Port of O(nameservers).
-    type: int
-    default: 53
-  dns_timeout:
-    description: Seconds one DNS lookup may take.
-    type: float
-    default: 2.0
   client_cert:
     description: The SBC's client certificate (PEM, may include the chain) presented to ACG (mutual TLS, R-24).
     type: path
