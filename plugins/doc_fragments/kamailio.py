@@ -15,8 +15,9 @@ options:
     default: /run/kamailio
 """
 
-    # kamailio_config, kamailio_service: how Kamailio is run (run_dir and these).
-    DOCUMENTATION = RUN_DIR + r"""
+    # kamailio_config, kamailio_service (with RUN_DIR): how Kamailio is run.
+    DOCUMENTATION = r"""
+options:
   binary:
     description: The Kamailio binary (the role passes its rootfs wrapper when C(kamailio_rootfs) is set).
     type: path

@@ -162,7 +162,7 @@ def apply(record: t.Optional[Record], params: t.Mapping[str, t.Any], context: t.
         return sbc_started(record, params["host"], when)
     if state == "sbc_finished":
         return sbc_finished(record, params["host"], when, params.get("steps") or [], bool(params.get("failed")),
-                            params.get("message") or "", params.get("gates") or [])
+                            params.get("error") or "", params.get("gates") or [])
     if state == "sbc_probed":
         return closed_verdicts(record, {params["host"]: params.get("verdict")})
     return closed(record, when, params.get("verdicts") or {})

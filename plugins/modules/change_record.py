@@ -51,8 +51,8 @@ options:
     description: The SBC's change failed (O(state=sbc_finished)).
     type: bool
     default: false
-  message:
-    description: Why it failed.
+  error:
+    description: Why it failed (O(state=sbc_finished) with O(failed)).
     type: str
     default: ""
   gates:
@@ -118,7 +118,7 @@ ARGUMENT_SPEC = {
     "host": {"type": "str"},
     "steps": {"type": "list", "elements": "dict", "default": []},
     "failed": {"type": "bool", "default": False},
-    "message": {"type": "str", "default": ""},
+    "error": {"type": "str", "default": ""},
     "gates": {"type": "list", "elements": "dict", "default": []},
     "verdict": {"type": "str"},
     "verdicts": {"type": "dict", "default": {}},

@@ -87,6 +87,7 @@ options:
 extends_documentation_fragment:
   - ansible.builtin.files
   - commsgw.routing.kamailio
+  - commsgw.routing.kamailio.run_dir
 attributes:
   check_mode:
     description: Reports which files would change without writing or starting anything.

@@ -21,6 +21,7 @@ description:
 author: commsgw.routing contributors (@commsgw)
 extends_documentation_fragment:
   - commsgw.routing.kamailio
+  - commsgw.routing.kamailio.run_dir
 options:
   state:
     description: Wanted state.

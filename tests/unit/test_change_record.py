@@ -39,7 +39,7 @@ def _run(steps: list[dict[str, object]], failed: bool = False, gates: list[dict[
     record = apply(None, params, CONTEXT)
     record = apply(record, dict(params, state="sbc_started", host="sbc-1"), _at(1))
     record = apply(record, dict(params, state="sbc_finished", host="sbc-1", steps=steps, failed=failed,
-                                message="gate failed" if failed else "", gates=list(gates)), _at(9))
+                                error="gate failed" if failed else "", gates=list(gates)), _at(9))
     return apply(record, dict(params, state="closed"), _at(12))
 
 

@@ -49,7 +49,7 @@ def test_an_accepted_reload_prints_nothing() -> None:
 
 def test_the_limit_is_named_when_kamailio_keeps_refusing() -> None:
     clock = Clock()
-    call, _ = _kamailio(refusals=1000)
+    call, _calls = _kamailio(refusals=1000)
     with pytest.raises(ReloadFailed, match=r"dispatcher.reload still refused after 3\.0 s \(limit 3\.0 s\)"):
         reload(call, "dispatcher.reload", 3.0, clock=clock, sleep=clock.sleep)
 
