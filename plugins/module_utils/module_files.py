@@ -20,9 +20,12 @@ import tempfile
 import typing as t
 
 
-def install_text(module: t.Any, path: str, text: str, file_args: t.Optional[t.Mapping[str, t.Any]] = None) -> None:
+def install_text(module: t.Any, path: str, text: str, file_args: t.Optional[t.Mapping[str, t.Any]] = None,
+                 create_dir: bool = False) -> None:
     """Replace ``path`` with ``text`` in one step, then apply ``file_args`` (from
-    ``module.load_file_common_arguments``) to it."""
+    ``module.load_file_common_arguments``) to it. ``create_dir``: a missing directory is created (0755)."""
+    if create_dir:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o755, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".commsgw-", dir=os.path.dirname(os.path.abspath(path)))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -227,11 +227,12 @@ junit:
 
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.module_files import install_text
 from ansible_collections.commsgw.routing.plugins.module_utils import probe
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_settings import ProbeSettings, Thresholds
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_tls import tls_context
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import (
-    summary_lines, to_json, to_junit, write_text)
+    summary_lines, to_json, to_junit)
 from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
     ResolverSettings, require_dnspython)
 
@@ -328,10 +329,12 @@ def main():
     result = {"changed": False, "verdict": report["verdict"], "summary": summary, "report": report}
     if not module.check_mode:
         try:
+            # Through Ansible's atomic_move: a CI collector never reads half a file, and a symlink planted at
+            # the path is replaced, never followed.
             if params["report_json"]:
-                write_text(params["report_json"], to_json([report]))
+                install_text(module, params["report_json"], to_json([report]), create_dir=True)
             if params["report_junit"]:
-                write_text(params["report_junit"], to_junit([report]))
+                install_text(module, params["report_junit"], to_junit([report]), create_dir=True)
                 result["junit"] = params["report_junit"]
         except OSError as exc:
             module.fail_json(msg="cannot write the report: %s" % exc, **result)
