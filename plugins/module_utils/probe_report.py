@@ -16,7 +16,6 @@ import typing as t
 import xml.etree.ElementTree as ET
 
 
-
 def _case(suite: ET.Element, classname: str, name: str, verdict: str, message: str, seconds: float = 0.0,
           details: str = "") -> None:
     case = ET.SubElement(suite, "testcase", classname=classname, name=name, time="%.3f" % seconds)
