@@ -15,8 +15,6 @@ import json
 import typing as t
 import xml.etree.ElementTree as ET
 
-from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import write_text_atomic
-
 
 def _case(suite: ET.Element, classname: str, name: str, verdict: str, message: str, seconds: float = 0.0,
           details: str = "") -> None:
@@ -134,12 +132,6 @@ def summary_lines(report: t.Mapping[str, t.Any]) -> list[str]:
     for reason in report["reasons"]:
         lines.append("  ! " + reason)
     return lines
-
-
-def write_text(path: str, text: str) -> None:
-    """Write atomically so a CI collector never reads half a file; through a random temporary name and a
-    rename, so a symlink planted at ``path`` (or at a predictable temporary name) is never followed."""
-    write_text_atomic(path, text)
 
 
 def to_json(reports: t.Sequence[t.Mapping[str, t.Any]]) -> str:

@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Writing files and preparing directories where another local user may have planted a name first.
 
-* ``write_text_atomic``: the collection's one atomic writer (probe reports, kamailio_config's files, the
-  SRV refresher's dispatcher.list and state). The content goes to a random name created with
+* ``write_text_atomic``: the atomic writer of code that runs without an AnsibleModule (the SRV refresher's
+  dispatcher.list and state on the SBC, the change record on the controller); modules write through
+  ``module_files.install_text`` (Ansible's ``atomic_move``). The content goes to a random name created with
   O_CREAT|O_EXCL|O_NOFOLLOW (``tempfile.mkstemp``) in the target's directory, then is renamed over the
   target. A symlink planted at the target is replaced, never followed; nothing else is ever opened by
   its predictable name. Standard library only: it is shipped to SBC hosts with the refresher.

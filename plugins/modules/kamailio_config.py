@@ -15,7 +15,7 @@ description:
     directory over O(run_dir) and the listen addresses are added to its own loopback. It must answer
     the jsonrpc C(core.version) within O(start_timeout) seconds; then it is stopped.
   - The candidate tree is the whole future O(config_dir) (subdirectories such as C(tls/), symlinks,
-    owners and modes kept) with the changed files in place, and the candidate runs as O(run_as), the
+    owners and modes kept) with the changed files in place, and the candidate runs as O(run_as_user), the
     user the live Kamailio runs as, so a file that user cannot read fails here and not at the swap.
   - Only then the current files are copied to a time-stamped backup directory and each changed file
     is replaced atomically. The result says what the running Kamailio needs, either a restart
@@ -26,6 +26,8 @@ description:
     push are removed), which is how a push that failed to come up is rolled back.
   - Check mode reports what would change without writing or starting anything; diff mode shows
     each changed file.
+  - Files are replaced through Ansible's own file handling (C(atomic_move)); O(mode), O(owner), O(group)
+    and the other file arguments apply to every written file and are corrected on unchanged ones.
 author: commsgw.routing contributors (@commsgw)
 requirements:
   - util-linux (unshare), iproute2 (ip), root privileges for the candidate start
@@ -50,39 +52,27 @@ options:
     description: Where backups are kept. Defaults to C(<config_dir>/.commsgw-backups).
     type: path
   keep_backups:
-    description: How many backups to keep; older ones are removed.
+    description:
+      - How many backups to keep; older ones are removed. The backup this run made is always kept (a rollback
+        needs it), so V(0) and V(1) both keep only that one.
     type: int
     default: 5
   test_start:
     description: Start the candidate before installing it. Turning this off is only for machines that cannot create namespaces.
     type: bool
     default: true
-  binary:
-    description: The Kamailio binary used for the candidate start.
-    type: path
-    default: /usr/sbin/kamailio
   run_dir:
-    description: The live run directory (jsonrpcs socket and FIFO); the candidate gets a scratch one mounted over it.
-    type: path
-    default: /run/kamailio
+    description:
+      - The live run directory (jsonrpcs socket and FIFO); the candidate gets a scratch one mounted over it.
   start_timeout:
     description: Seconds the candidate has to answer C(core.version).
     type: float
     default: 15
-  shared_memory_mb:
-    description: Shared memory of the candidate (C(-m)); use the live value, TLS needs more.
-    type: int
-    default: 128
-  pkg_memory_mb:
-    description: Private memory per process of the candidate (C(-M)).
-    type: int
-    default: 8
-  run_as:
+  run_as_user:
     description:
-      - User the candidate runs as (from its first instruction, like the Debian unit's C(User=kamailio)).
-      - Empty runs it as root.
-    type: str
+      - The user the candidate runs as, from its first instruction. O(run_as) is the same option under its old name.
     default: ""
+    aliases: [run_as]
   mode:
     description: Permissions of the written files (and of files whose content is unchanged but whose
       permissions, owner or group differ).
@@ -94,6 +84,10 @@ options:
   group:
     description: Group of the written files.
     type: str
+extends_documentation_fragment:
+  - ansible.builtin.files
+  - commsgw.routing.kamailio
+  - commsgw.routing.kamailio.run_dir
 attributes:
   check_mode:
     description: Reports which files would change without writing or starting anything.
@@ -124,6 +118,13 @@ changed_files:
   returned: always
   type: list
   elements: str
+sha256:
+  description:
+    - File name to the sha256 of its content before and after (would be after in check mode) for each changed
+      file; V(null) for a file that did not exist before or is removed by a restore. Change records use it.
+  returned: always
+  type: dict
+  sample: {"dispatcher.list": {"before": "9f86d0...", "after": "60303a..."}}
 attributes_fixed:
   description: Files whose content is unchanged but whose mode, owner or group were (or would be) corrected.
   returned: always
@@ -143,6 +144,11 @@ backup:
   description: Backup directory of the files replaced by this run (empty when nothing was written).
   returned: always
   type: str
+backups_removed:
+  description: Older backups removed to keep O(keep_backups) (names in the backup directory).
+  returned: when files were written
+  type: list
+  elements: str
 candidate:
   description: Outcome of the candidate start (ok, seconds, detail, log tail).
   returned: when a candidate was started
@@ -155,9 +161,10 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.change_record import sha256_text
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
-    DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, try_candidate)
-from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import write_text_atomic
+    DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, try_candidate)
+from ansible_collections.commsgw.routing.plugins.module_utils.module_files import install_text, prune_backups
 
 # Files whose change the running Kamailio can take without a restart, and how.
 RELOADS = {"dispatcher.list": "dispatcher.reload", "address.list": "permissions.addressReload"}
@@ -173,17 +180,18 @@ def _read(path):
         return None
 
 
+def _file_args(module, path):
+    return module.load_file_common_arguments(module.params, path=path)
+
+
 def _set_attributes(module, path):
-    """Gives ``path`` the module's mode, owner and group through Ansible's own file handling; True when
-    any differed (in check mode: would differ, nothing changed)."""
-    params = module.params
-    changed = module.set_owner_if_different(path, params["owner"], False)
-    changed = module.set_group_if_different(path, params["group"], changed)
-    return module.set_mode_if_different(path, params["mode"], changed)
+    """Gives ``path`` the task's mode, owner, group (and SELinux/attributes) through Ansible's own file
+    handling; True when any differed (in check mode: would differ, nothing changed)."""
+    return module.set_fs_attributes_if_different(_file_args(module, path), False)
 
 
 def _write_atomic(path, content, module):
-    write_text_atomic(path, content, None, None, prefix=".commsgw-", prepare=lambda tmp: _set_attributes(module, tmp))
+    install_text(module, path, content, _file_args(module, path))
 
 
 def _mirror_tree(source, dest):
@@ -203,16 +211,13 @@ def _mirror_tree(source, dest):
     shutil.copystat(source, dest)
 
 
-def _prune(backup_dir, keep):
-    entries = sorted(e for e in os.listdir(backup_dir) if not e.startswith("."))
-    for old in entries[:-keep] if keep > 0 else entries:
-        shutil.rmtree(os.path.join(backup_dir, old), ignore_errors=True)
-
-
 def _present(module, result):
     params = module.params
     config_dir = params["config_dir"]
     files = params["files"]
+    if params["keep_backups"] < 0:
+        module.fail_json(msg="keep_backups must be 0 or more (the backup of this run is always kept), got %d"
+                             % params["keep_backups"])
     for name in files:
         if not name or "/" in name or name in (".", ".."):
             module.fail_json(msg="file names must be plain names inside config_dir, got %r" % name)
@@ -227,6 +232,7 @@ def _present(module, result):
         result["changed"] = True
     result["restart_required"] = any(name not in RELOADS and name not in PASSIVE for name in changed)
     result["reload"] = [] if result["restart_required"] else [RELOADS[n] for n in changed if n in RELOADS]
+    result["sha256"] = {n: {"before": sha256_text(current[n]), "after": sha256_text(files[n])} for n in changed}
     if module._diff:
         result["diff"] = [{"before_header": os.path.join(config_dir, n), "after_header": os.path.join(config_dir, n),
                            "before": current[n] or "", "after": files[n]} for n in changed]
@@ -252,7 +258,7 @@ def _present(module, result):
                 _set_attributes(module, path)
             outcome = try_candidate(staging, config_dir, binary=params["binary"], run_dir=params["run_dir"],
                                     timeout_s=params["start_timeout"], shm_mb=params["shared_memory_mb"],
-                                    pkg_mb=params["pkg_memory_mb"], user=params["run_as"] or None)
+                                    pkg_mb=params["private_memory_mb"], user=params["run_as_user"] or None)
         finally:
             shutil.rmtree(parent, ignore_errors=True)
         result["candidate"] = {"ok": outcome.ok, "seconds": outcome.seconds, "detail": outcome.detail,
@@ -278,7 +284,7 @@ def _present(module, result):
     result["backup"] = backup
     for name in changed:
         _write_atomic(os.path.join(config_dir, name), files[name], module)
-    _prune(backup_dir, params["keep_backups"])
+    result["backups_removed"] = prune_backups(backup_dir, params["keep_backups"], backup)
 
 
 def _restored(module, result):
@@ -292,6 +298,9 @@ def _restored(module, result):
     changed = sorted(n for n in names if _read(os.path.join(config_dir, n)) != _read(os.path.join(backup, n)))
     changed += sorted(n for n in absent if os.path.exists(os.path.join(config_dir, n)))
     result["changed_files"] = changed
+    result["sha256"] = {n: {"before": sha256_text(_read(os.path.join(config_dir, n))),
+                            "after": sha256_text(None if n in absent else _read(os.path.join(backup, n)))}
+                        for n in changed}
     result["restart_required"] = any(n not in RELOADS and n not in PASSIVE for n in changed)
     result["reload"] = [] if result["restart_required"] else [RELOADS[n] for n in changed if n in RELOADS]
     result["changed"] = bool(changed)
@@ -320,17 +329,18 @@ def main():
             "run_dir": {"type": "path", "default": DEFAULT_RUN_DIR},
             "start_timeout": {"type": "float", "default": 15.0},
             "shared_memory_mb": {"type": "int", "default": DEFAULT_SHARED_MEMORY_MB},
-            "pkg_memory_mb": {"type": "int", "default": 8},
-            "run_as": {"type": "str", "default": ""},
+            "private_memory_mb": {"type": "int", "default": DEFAULT_PRIVATE_MEMORY_MB, "aliases": ["pkg_memory_mb"]},
+            "run_as_user": {"type": "str", "default": "", "aliases": ["run_as"]},
             "mode": {"type": "str", "default": "0644"},
             "owner": {"type": "str"},
             "group": {"type": "str"},
         },
         required_if=[("state", "restored", ["backup"])],
+        add_file_common_args=True,
         supports_check_mode=True,
     )
     result = {"changed": False, "changed_files": [], "attributes_fixed": [], "restart_required": False, "reload": [],
-              "backup": ""}
+              "backup": "", "sha256": {}}
     if module.params["state"] == "present":
         _present(module, result)
     else:

@@ -14,8 +14,14 @@ description:
     endpoints of its configuration, and fails (with the log tail in process mode) when it does not
     within O(timeout) seconds, so a caller can roll back.
   - O(state=reloaded) calls the jsonrpc methods in O(reload) (for example C(dispatcher.reload)) on the
-    running Kamailio; its process is not restarted.
+    running Kamailio; its process is not restarted. A reload Kamailio refuses as too soon after the previous
+    one (C(ongoing reload), its C(reload_delta) of 5 s) is tried again until O(timeout); RV(progress) says so.
+  - O(binary), O(shared_memory_mb), O(private_memory_mb), O(run_as_user), O(log_file) and O(work_dir) apply to
+    O(manager=process); in systemd mode the unit decides (the kamailio role writes them into a drop-in).
 author: commsgw.routing contributors (@commsgw)
+extends_documentation_fragment:
+  - commsgw.routing.kamailio
+  - commsgw.routing.kamailio.run_dir
 options:
   state:
     description: Wanted state.
@@ -35,18 +41,10 @@ options:
     description: The kamailio.cfg to run (process mode) and to read the jsonrpc endpoints from.
     type: path
     default: /etc/kamailio/kamailio.cfg
-  binary:
-    description: Kamailio binary (process mode).
-    type: path
-    default: /usr/sbin/kamailio
   pid_file:
     description: Pid file of the main process (process mode).
     type: path
     default: /run/kamailio/kamailio.pid
-  run_dir:
-    description: Run directory holding the jsonrpcs socket/FIFO when the configuration names them relatively.
-    type: path
-    default: /run/kamailio
   log_file:
     description: Where a process-mode Kamailio writes its log (it runs with C(-E)).
     type: path
@@ -54,25 +52,17 @@ options:
   work_dir:
     description:
       - Working directory (core files land there); process mode.
-      - Created 0770 for O(user) when missing; an existing one must be a real directory (not a symlink) owned by
-        root or O(user), else the module fails naming it (another local user may have created a predictable name).
+      - Created 0770 for O(run_as_user) when missing; an existing one must be a real directory (not a symlink) owned by
+        root or O(run_as_user), else the module fails naming it (another local user may have created a predictable name).
     type: path
     default: /var/tmp
-  user:
+  run_as_user:
     description:
-      - Process mode; the user and group Kamailio drops to after start (C(-u), C(-g)); the run directory is
-        given to that user. Empty keeps root, which nothing facing the internet should use.
+      - Process mode; Kamailio drops to this user and its group after start (C(-u), C(-g)); the run directory is
+        given to that user. O(user) is the same option under its old name.
       - systemd mode ignores it; the unit's C(User=) (C(kamailio) in Debian's unit) decides.
-    type: str
     default: kamailio
-  shared_memory_mb:
-    description: Shared memory (C(-m)), process mode.
-    type: int
-    default: 128
-  pkg_memory_mb:
-    description: Private memory per process (C(-M)), process mode.
-    type: int
-    default: 8
+    aliases: [user]
   reload:
     description: jsonrpc methods to call with O(state=reloaded).
     type: list
@@ -114,6 +104,19 @@ version:
   description: What C(core.version) answered.
   returned: when Kamailio runs
   type: str
+action:
+  description: What was (or in check mode would be) done - V(start), V(restart), V(stop), V(reload) or V(none).
+  returned: always
+  type: str
+pid_before:
+  description: Pid of the Kamailio main process before the operation (0 when it was not running).
+  returned: always
+  type: int
+progress:
+  description: One line about each second a reload waited for Kamailio's C(reload_delta) (what, elapsed, limit).
+  returned: with O(state=reloaded) outside check mode
+  type: list
+  elements: str
 reloaded:
   description: The jsonrpc methods called.
   returned: with O(state=reloaded)
@@ -129,7 +132,8 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.daemon import start_detached
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
-    DEFAULT_CONFIG_DIR, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, JsonRpc, RpcError, rpc_endpoints)
+    DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, JsonRpc, RpcError, rpc_endpoints)
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_reload import ReloadFailed, reload
 from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import owned_directory
 
 
@@ -188,11 +192,11 @@ class Controller:
             self._systemctl("start", self.p["service"])
         else:
             account = None
-            if self.p["user"]:
+            if self.p["run_as_user"]:
                 try:
-                    account = pwd.getpwnam(self.p["user"])
+                    account = pwd.getpwnam(self.p["run_as_user"])
                 except KeyError:
-                    self.module.fail_json(msg="user %r does not exist on this host" % self.p["user"])
+                    self.module.fail_json(msg="user %r does not exist on this host" % self.p["run_as_user"])
             uid, gid = (account.pw_uid, account.pw_gid) if account else (-1, -1)
             os.makedirs(os.path.dirname(self.p["pid_file"]), exist_ok=True)
             try:
@@ -209,7 +213,7 @@ class Controller:
             # -E keeps the log on stderr after daemonising, so it lands in log_file.
             cmd = [self.p["binary"], "-f", self.p["config"], "-P", self.p["pid_file"], "-E",
                    "-w", self.p["work_dir"], "-m", str(self.p["shared_memory_mb"]),
-                   "-M", str(self.p["pkg_memory_mb"])]
+                   "-M", str(self.p["private_memory_mb"])]
             if account:
                 # Numeric ids: a kamailio_rootfs wrapper resolves names in its own tree's passwd.
                 cmd += ["-u", str(uid), "-g", str(gid)]
@@ -289,9 +293,9 @@ def main():
             "run_dir": {"type": "path", "default": DEFAULT_RUN_DIR},
             "log_file": {"type": "path", "default": "/var/log/kamailio-commsgw.log"},
             "work_dir": {"type": "path", "default": "/var/tmp"},
-            "user": {"type": "str", "default": "kamailio"},
+            "run_as_user": {"type": "str", "default": "kamailio", "aliases": ["user"]},
             "shared_memory_mb": {"type": "int", "default": DEFAULT_SHARED_MEMORY_MB},
-            "pkg_memory_mb": {"type": "int", "default": 8},
+            "private_memory_mb": {"type": "int", "default": DEFAULT_PRIVATE_MEMORY_MB, "aliases": ["pkg_memory_mb"]},
             "reload": {"type": "list", "elements": "str", "default": []},
             "timeout": {"type": "float", "default": 20.0},
         },
@@ -300,15 +304,19 @@ def main():
     ctl = Controller(module)
     state = module.params["state"]
     result = {"changed": False, "pid": ctl.pid()}
+    result["pid_before"] = result["pid"]
     running = result["pid"] > 0
+    result["action"] = "none"
     if state == "started" and not running or state == "restarted":
         result["changed"] = True
+        result["action"] = "restart" if running else "start"
         if not module.check_mode:
             if running:
                 ctl.stop()
             result["version"] = str(ctl.start() or "").strip()
     elif state == "stopped" and running:
         result["changed"] = True
+        result["action"] = "stop"
         if not module.check_mode:
             ctl.stop()
     elif state == "reloaded":
@@ -316,12 +324,14 @@ def main():
             module.fail_json(msg="Kamailio is not running: nothing to reload", **result)
         result["reloaded"] = list(module.params["reload"])
         result["changed"] = bool(result["reloaded"])
+        result["action"] = "reload" if result["reloaded"] else "none"
         if not module.check_mode:
+            result["progress"] = []
             for method in module.params["reload"]:
                 try:
-                    ctl.rpc.call(method)
-                except RpcError as exc:
-                    module.fail_json(msg="%s failed: %s" % (method, exc), **result)
+                    result["progress"] += reload(ctl.rpc.call, method, module.params["timeout"])
+                except ReloadFailed as exc:
+                    module.fail_json(msg=str(exc), **result)
     if state == "started" and running:
         # Running but wedged counts as a failure, not as "ok".
         try:

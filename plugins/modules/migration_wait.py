@@ -16,15 +16,13 @@ description:
     inactive by then.
   - Bounded; fails after O(timeout_s) seconds, naming the peers that are missing, unhealthy or lingering.
 author: commsgw.routing contributors (@commsgw)
+extends_documentation_fragment:
+  - commsgw.routing.kamailio.run_dir
 options:
   config_dir:
     description: The live configuration directory; its kamailio.cfg names the jsonrpcs endpoints.
     type: path
     default: /etc/kamailio
-  run_dir:
-    description: The run directory holding the jsonrpcs socket/FIFO.
-    type: path
-    default: /run/kamailio
   required:
     description: C(address:port) of the peers that must be active.
     type: list
@@ -47,6 +45,17 @@ options:
     description: Seconds between two readings.
     type: float
     default: 0.5
+  slice_s:
+    description:
+      - Return after at most this many seconds with RV(done=false) and a RV(progress) line instead of waiting the
+        whole O(timeout_s); the next call passes RV(started_at) back as O(started_at).
+      - The action plugin of this module calls it in slices of 5 s and prints each progress line while the wait
+        goes on (what it waits for, elapsed, limit); V(0) waits in one call.
+    type: float
+    default: 0
+  started_at:
+    description: When the wait began (seconds since the epoch, the host's clock, RV(started_at) of an earlier slice).
+    type: float
 attributes:
   check_mode:
     description: Only reads; in check mode nothing is waited for (the peers of a change not made are not loaded).
@@ -67,6 +76,19 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+done:
+  description: False when a slice (O(slice_s)) ended before the peers were proven and before O(timeout_s).
+  returned: always
+  type: bool
+started_at:
+  description: When the wait began (seconds since the epoch, the host's clock).
+  returned: always
+  type: float
+progress:
+  description: The progress line of each slice (what it waits for, elapsed, limit, what is still missing).
+  returned: always
+  type: list
+  elements: str
 seconds:
   description: Seconds waited.
   returned: always
@@ -88,6 +110,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_readback, migration
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
     DEFAULT_CONFIG_DIR, DEFAULT_RUN_DIR, JsonRpc, RpcError, rpc_endpoints)
+from ansible_collections.commsgw.routing.plugins.module_utils.progress import progress_line
 
 
 def main():
@@ -100,11 +123,14 @@ def main():
             "min_observe_s": {"type": "float", "default": 6.0},
             "timeout_s": {"type": "float", "default": 60.0},
             "poll_s": {"type": "float", "default": 0.5},
+            "slice_s": {"type": "float", "default": 0.0},
+            "started_at": {"type": "float"},
         },
         supports_check_mode=True,
     )
     params = module.params
-    result = {"changed": False, "seconds": 0.0, "health": {}, "states": {}}
+    result = {"changed": False, "seconds": 0.0, "health": {}, "states": {}, "done": True, "progress": [],
+              "started_at": params["started_at"] or time.time()}
     if module.check_mode:
         module.exit_json(msg="check mode: nothing loaded, nothing to wait for", **result)
     if params["timeout_s"] < params["min_observe_s"]:
@@ -115,11 +141,14 @@ def main():
     except OSError as exc:
         module.fail_json(msg="cannot read kamailio.cfg: %s" % exc, **result)
     rpc = JsonRpc(rpc_endpoints(cfg, params["run_dir"]), timeout_s=3.0)
-    started = time.monotonic()
+    # Wall clock: a wait in slices (the action plugin) spans several module runs.
+    started = params["started_at"] or time.time()
+    slice_end = time.monotonic() + params["slice_s"] if params["slice_s"] > 0 else None
+    result.update(started_at=started, done=False, progress=[])
     last_error = ""
     # Bounded: at most timeout_s / poll_s readings.
     while True:
-        elapsed = time.monotonic() - started
+        elapsed = time.time() - started
         try:
             states = kamailio_readback.dispatcher_states(rpc.call("dispatcher.list"))
             health = migration.peer_health(states, params["required"], params["absent"])
@@ -129,14 +158,34 @@ def main():
                 break
         except (RpcError, migration.MigrationError, OSError) as exc:
             last_error = str(exc)
+        result["seconds"] = round(elapsed, 2)
         if elapsed >= params["timeout_s"]:
             health = result["health"]
             module.fail_json(msg="peers not healthy after %.0f s: missing %s, unhealthy %s, still present %s%s" % (
                 elapsed, health.get("missing", params["required"]), health.get("unhealthy", []),
                 health.get("lingering", []), ("; last error: " + last_error) if last_error else ""), **result)
+        if slice_end is not None and time.monotonic() >= slice_end:
+            result["progress"].append(progress_line(_what(params), elapsed, params["timeout_s"],
+                                                    _still(result["health"], params, last_error)))
+            module.exit_json(msg=result["progress"][-1], **result)
         time.sleep(params["poll_s"])
-    result["seconds"] = round(time.monotonic() - started, 2)
+    result["seconds"] = round(time.time() - started, 2)
+    result["done"] = True
     module.exit_json(msg="%d peer(s) active after %.1f s" % (len(params["required"]), result["seconds"]), **result)
+
+
+def _what(params):
+    what = "%d new peer(s) active" % len(params["required"])
+    if params["absent"]:
+        what += " and %d dropped peer(s) gone" % len(params["absent"])
+    return what + " (watched at least %.0f s)" % params["min_observe_s"]
+
+
+def _still(health, params, last_error):
+    if last_error:
+        return "last error: %s" % last_error
+    parts = ["%s %s" % (key, ", ".join(health[key])) for key in ("missing", "unhealthy", "lingering") if health.get(key)]
+    return "; ".join(parts) or "all seen, observing"
 
 
 if __name__ == "__main__":

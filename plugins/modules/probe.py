@@ -49,6 +49,8 @@ description:
 author: commsgw.routing contributors (@commsgw)
 requirements:
   - dnspython >= 2.0
+extends_documentation_fragment:
+  - commsgw.routing.dns
 options:
   plan:
     description: The routing plan of this host's site, from RV(commsgw.routing.routing_plan#module:host_plans).
@@ -61,18 +63,6 @@ options:
     description: Seconds one peer may take in total (TCP connect, TLS handshake and the OPTIONS reply).
     type: float
     default: 3.0
-  nameservers:
-    description: Nameservers to ask. Default is the host's C(/etc/resolv.conf), the view the SBC itself has.
-    type: list
-    elements: str
-  dns_port:
-    description: Port of O(nameservers).
-    type: int
-    default: 53
-  dns_timeout:
-    description: Seconds one DNS lookup may take.
-    type: float
-    default: 2.0
   client_cert:
     description: The SBC's client certificate (PEM, may include the chain) presented to ACG (mutual TLS, R-24).
     type: path
@@ -237,11 +227,12 @@ junit:
 
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.module_files import install_text
 from ansible_collections.commsgw.routing.plugins.module_utils import probe
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_settings import ProbeSettings, Thresholds
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_tls import tls_context
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import (
-    summary_lines, to_json, to_junit, write_text)
+    summary_lines, to_json, to_junit)
 from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
     ResolverSettings, require_dnspython)
 
@@ -338,10 +329,12 @@ def main():
     result = {"changed": False, "verdict": report["verdict"], "summary": summary, "report": report}
     if not module.check_mode:
         try:
+            # Through Ansible's atomic_move: a CI collector never reads half a file, and a symlink planted at
+            # the path is replaced, never followed.
             if params["report_json"]:
-                write_text(params["report_json"], to_json([report]))
+                install_text(module, params["report_json"], to_json([report]), create_dir=True)
             if params["report_junit"]:
-                write_text(params["report_junit"], to_junit([report]))
+                install_text(module, params["report_junit"], to_junit([report]), create_dir=True)
                 result["junit"] = params["report_junit"]
         except OSError as exc:
             module.fail_json(msg="cannot write the report: %s" % exc, **result)

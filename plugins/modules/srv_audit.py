@@ -22,24 +22,19 @@ description:
 author: commsgw.routing contributors (@commsgw)
 requirements:
   - dnspython >= 2.0
+extends_documentation_fragment:
+  - commsgw.routing.dns
 options:
   deployment:
     description: The deployment, as written in the inventory variable C(commsgw_deployment).
     type: dict
     required: true
-  nameservers:
-    description:
-      - IPv4 or IPv6 addresses of the nameservers to ask. Default is the controller's C(/etc/resolv.conf).
-    type: list
-    elements: str
-  port:
-    description: UDP/TCP port of the nameservers.
-    type: int
-    default: 53
-  timeout:
-    description: Seconds one lookup may take in total before it is reported as a timeout.
-    type: float
-    default: 2.0
+  dns_port:
+    aliases: [port]
+    description: UDP/TCP port of O(nameservers). O(port) is its deprecated old name.
+  dns_timeout:
+    aliases: [timeout]
+    description: Seconds one DNS lookup may take in total before it is reported as a timeout. O(timeout) is its deprecated old name.
   check_provisioning_ttl:
     description: Also check that C(provapi.<base_domain>) resolves with a TTL of at most 60 s (R-21).
     type: bool
@@ -137,18 +132,21 @@ def main():
         argument_spec={
             "deployment": {"type": "dict", "required": True},
             "nameservers": {"type": "list", "elements": "str"},
-            "port": {"type": "int", "default": 53},
-            "timeout": {"type": "float", "default": 2.0},
+            "dns_port": {"type": "int", "default": 53, "aliases": ["port"],
+                         "deprecated_aliases": [{"name": "port", "version": "2.0.0", "collection_name": "commsgw.routing"}]},
+            "dns_timeout": {"type": "float", "default": 2.0, "aliases": ["timeout"],
+                            "deprecated_aliases": [{"name": "timeout", "version": "2.0.0",
+                                                    "collection_name": "commsgw.routing"}]},
             "check_provisioning_ttl": {"type": "bool", "default": True},
         },
         supports_check_mode=True,
     )
     require_dnspython(module)
     params = module.params
-    if not 0 < params["port"] < 65536:
-        module.fail_json(msg="port must be 1-65535, got %d" % params["port"])
-    if not params["timeout"] > 0:
-        module.fail_json(msg="timeout must be positive, got %s" % params["timeout"])
+    if not 0 < params["dns_port"] < 65536:
+        module.fail_json(msg="dns_port must be 1-65535, got %d" % params["dns_port"])
+    if not params["dns_timeout"] > 0:
+        module.fail_json(msg="dns_timeout must be positive, got %s" % params["dns_timeout"])
     if params["nameservers"] is not None:
         problems = nameserver_problems(params["nameservers"], "nameservers (commsgw_dns_nameservers)")
         if problems:
@@ -168,8 +166,8 @@ def main():
                          "fix it before the SRV audit" % (label, len(lines)), answers={},
                          problems="".join(line + "\n" for line in lines))
 
-    settings = ResolverSettings(nameservers=params["nameservers"] or None, port=params["port"],
-                                timeout_s=params["timeout"])
+    settings = ResolverSettings(nameservers=params["nameservers"] or None, port=params["dns_port"],
+                                timeout_s=params["dns_timeout"])
     answers, findings = resolve_deployment(deployment, settings,
                                            check_provisioning_ttl=params["check_provisioning_ttl"])
     errors = [f.render() for f in findings if f.severity == "error"]

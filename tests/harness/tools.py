@@ -41,3 +41,12 @@ def run_module(module: str, args: dict[str, t.Any], tmp_path: Path) -> tuple[int
         return proc.returncode, json.loads(proc.stdout)
     except json.JSONDecodeError:
         raise AssertionError("module output is not JSON:\n%s\n%s" % (proc.stdout, proc.stderr))
+
+
+def module_docs(*modules: str) -> dict[str, t.Any]:
+    """What ``ansible-doc --json`` shows for commsgw.routing modules (documentation fragments merged)."""
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / ".collections"), ANSIBLE_CONFIG=str(REPO / "ansible.cfg"))
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-doc"), "--json"]
+                          + ["commsgw.routing.%s" % m for m in modules], capture_output=True, text=True,
+                          env=env, timeout=120, check=True)
+    return {name.split(".")[-1]: entry["doc"] for name, entry in json.loads(proc.stdout).items()}

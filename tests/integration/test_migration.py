@@ -22,6 +22,7 @@ new peers and the ACL admits the new /28 and no longer the old one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -277,7 +278,8 @@ def test_migration_onto_unreachable_peers_is_rolled_back_with_service_intact(
     # fra is the region-2 site: its calls go to region 2 first, so this is where a bad migration hurts.
     with Traffic(box.tmp / "traffic-rollback", SBCS["sbc-fra"]["core"]) as traffic:
         proc = box.play(["playbooks/migrate.yml", "-e", "commsgw_migrate_hosts=sbc-fra",
-                         "-e", "commsgw_migrate_timeout_s=12"], check=False)
+                         "-e", "commsgw_migrate_timeout_s=12",
+                         "-e", "commsgw_change_record_dir=%s" % (box.tmp / "changes-rollback")], check=False)
     out = proc.stdout
     print("rollback scenario: %d calls placed, %d failed" % (traffic.placed, len(traffic.failed)))
     assert traffic.error is None, traffic.error
@@ -285,6 +287,16 @@ def test_migration_onto_unreachable_peers_is_rolled_back_with_service_intact(
     assert "Widen - push the in-flight configuration" in out
     assert "peers not healthy" in out and "rolled back to the configuration saved in" in out, out[-6000:]
     assert "Narrow - push the new configuration" not in out
+    # Issue 11 item 7: the wait showed its progress while it ran (what, elapsed, limit), and the change
+    # record names the failed SBC, its push and rollback, and why.
+    assert re.search(r"sbc-fra: waiting for 2 new peer\(s\) active \(watched at least \d+ s\): [\d.]+ s of 12\.0 s; "
+                     r"(unhealthy|missing) ", out), out[-6000:]
+    [record] = [json.loads(p.read_text()) for p in (box.tmp / "changes-rollback").glob("*.json")]
+    fra = record["sbcs"]["sbc-fra"]
+    assert (record["playbook"], record["result"], fra["status"]) == ("migrate.yml", "failed", "failed")
+    assert "peers not healthy" in fra["message"] and [s["kind"] for s in fra["steps"]] == ["push", "rollback"]
+    assert all(f["sha256_before"] == f["sha256_after"] for f in fra["files"]), fra["files"]
+    assert fra["pid_before"] == fra["pid_after"] == pids["sbc-fra"] and set(record["sbcs"]) == {"sbc-fra"}
     # The previous configuration is back, running in the same Kamailio, and serving.
     assert box.snapshot("sbc-fra") == before["sbc-fra"]
     assert box.pid("sbc-fra") == pids["sbc-fra"]
@@ -309,7 +321,8 @@ def test_region2_migration_under_traffic_loses_no_call(lab: tuple[Lab, dict[str,
     box.set_region2(HOST_R2_NEW, R2_NEW)
     started = time.monotonic()
     with Traffic(box.tmp / "traffic-migration", SBCS["sbc-fra"]["core"]) as traffic:
-        proc = box.play(["playbooks/migrate.yml"], check=False)
+        proc = box.play(["playbooks/migrate.yml", "-e", "commsgw_change_record_dir=%s" % (box.tmp / "changes")],
+                        check=False)
     seconds = time.monotonic() - started
     out = proc.stdout
     print("migration: %d calls placed at %d cps through sbc-fra in %.0f s, %d failed"
@@ -323,6 +336,14 @@ def test_region2_migration_under_traffic_loses_no_call(lab: tuple[Lab, dict[str,
     # Both SBCs went through widen -> prove -> narrow, reloading only (same Kamailio process).
     assert out.count("TASK [commsgw.routing.kamailio : Widen - push the in-flight configuration]") == 2, out[-6000:]
     assert {h: box.pid(h) for h in SBCS} == pids
+    [record] = [json.loads(p.read_text()) for p in (box.tmp / "changes").glob("*.json")]
+    assert record["result"] == "ok" and set(record["sbcs"]) == set(SBCS)
+    for host, entry in record["sbcs"].items():
+        assert (entry["service_action"], entry["pid_before"], entry["pid_after"]) == ("reload", pids[host], pids[host])
+        assert [g["step"] for g in entry["probe"]["gates"]] == ["widened", "narrowed"], entry["probe"]
+        now = box.snapshot(host)
+        for changed in entry["files"]:
+            assert changed["sha256_after"] == hashlib.sha256(now[changed["name"]].encode()).hexdigest(), changed
     # Afterwards: only the new region-2 peers get calls, and the ACL admits the new /28 only.
     for host, sbc in SBCS.items():
         assert box.dispatcher_uris(host) == {"sip:%s.%d:5060;transport=udp" % (p, n)

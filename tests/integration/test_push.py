@@ -180,3 +180,43 @@ def test_config_that_cannot_start_is_rejected_and_sbc_keeps_serving(sbc: Sbc) ->
     assert sbc.snapshot() == before
     assert sbc.pid() == pid
     assert _options("127.0.212.9", ACG) == "SIP/2.0 200 OK"
+
+
+def test_change_record_names_each_file_with_its_sha256_and_the_reload(sbc: Sbc) -> None:
+    """Issue 11 item 7: one JSON record per onboard run, in the directory named on the command line."""
+    import hashlib
+
+    from ansible.release import __version__ as ansible_version
+
+    records = sbc.tmp / "changes"
+    pid = sbc.pid()
+    before = sbc.snapshot()
+    _set_peers(sbc.dns, {"p1.acg-lab.commsgw.test": "127.0.212.1", "p4.acg-lab.commsgw.test": "127.0.212.4"})
+    _play(["playbooks/onboard.yml", "-e", "commsgw_change_record_dir=%s" % records], sbc.inventory)
+    [path] = [p for p in records.iterdir() if p.suffix == ".json"]
+    record = json.loads(path.read_text())
+    after = sbc.snapshot()
+    assert path.stem == record["run_id"]
+    assert (record["schema_version"], record["playbook"], record["check_mode"], record["result"]) == (
+        1, "onboard.yml", False, "ok")
+    assert record["ansible_core_version"] == ansible_version and record["collection_version"] == "0.1.0"
+    assert record["started"] < record["finished"] and record["duration_s"] > 0
+    entry = record["sbcs"]["sbc-push"]
+    sha = {name: hashlib.sha256(text.encode()).hexdigest() for name, text in before.items()}
+    sha_now = {name: hashlib.sha256(text.encode()).hexdigest() for name, text in after.items()}
+    assert entry["files"] == [{"name": "dispatcher.list", "sha256_before": sha["dispatcher.list"],
+                               "sha256_after": sha_now["dispatcher.list"]}]
+    assert sha["dispatcher.list"] != sha_now["dispatcher.list"]
+    assert (entry["status"], entry["service_action"], entry["pid_before"], entry["pid_after"]) == (
+        "ok", "reload", pid, pid)
+    assert sbc.pid() == pid and 0 < entry["duration_s"] < record["duration_s"]
+    assert entry["probe"]["verdict"] is None  # commsgw_onboard_probe is off in this fixture
+
+    # A check run writes its own record: what would change, nothing changed.
+    _set_peers(sbc.dns, {"p1.acg-lab.commsgw.test": "127.0.212.1", "p5.acg-lab.commsgw.test": "127.0.212.5"})
+    _play(["playbooks/onboard.yml", "--check", "-e", "commsgw_change_record_dir=%s" % records], sbc.inventory)
+    [check] = [json.loads(p.read_text()) for p in records.iterdir() if p.suffix == ".json" and p != path]
+    assert check["check_mode"] is True and check["result"] == "ok"
+    entry = check["sbcs"]["sbc-push"]
+    assert [f["name"] for f in entry["files"]] == ["dispatcher.list"]
+    assert entry["files"][0]["sha256_before"] == sha_now["dispatcher.list"] and sbc.snapshot() == after

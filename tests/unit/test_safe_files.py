@@ -5,16 +5,41 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import write_text
 from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import (
     UnsafePathError, owned_directory, write_text_atomic)
 from tests.harness.tools import run_module
+
+# A module that writes as the probe writes its reports (module_files.install_text, Ansible's atomic_move),
+# run the way Ansible runs modules.
+WRITER = """
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.module_files import install_text
+module = AnsibleModule(argument_spec={"path": {"type": "path"}, "text": {"type": "str"}})
+install_text(module, module.params["path"], module.params["text"], create_dir=True)
+module.exit_json(changed=True)
+"""
+
+
+def write_text(path: str, text: str) -> None:
+    base = Path(path).parent.parent / ("writer-%d" % os.getpid())
+    base.mkdir(exist_ok=True)
+    script = base / "writer.py"
+    script.write_text(WRITER)
+    args = base / "args.json"
+    args.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {"path": path, "text": text}}))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run([sys.executable, str(script), str(args)], capture_output=True, text=True, env=env,
+                          timeout=60, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_a_symlink_planted_at_the_report_path_is_replaced_not_followed(tmp_path: Path) -> None:
