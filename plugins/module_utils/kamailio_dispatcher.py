@@ -34,7 +34,7 @@ def dispatcher_rows(text: str, error: type[ValueError] = ValueError) -> t.Iterat
         if not line:
             continue
         fields = line.split(None, 4)
-        if len(fields) < 2 or not fields[0].isdigit():
+        if len(fields) < 2 or not (fields[0].isascii() and fields[0].isdigit()):
             raise error("dispatcher.list line %r is not 'setid destination ...'" % line[:80])
         yield {"set_id": int(fields[0]), "uri": fields[1], "flags": fields[2] if len(fields) > 2 else None,
                "priority": fields[3] if len(fields) > 3 else None,

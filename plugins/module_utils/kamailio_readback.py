@@ -61,7 +61,7 @@ def _row(set_id: int, uri: str, priority: t.Any, attrs: t.Mapping[str, str]) -> 
     address, port = _uri_address(uri)
     priority = str(priority) if priority is not None else ""
     return {"set": set_id, "uri": uri, "address": address, "port": port,
-            "ds_priority": int(priority) if priority.lstrip("-").isdigit() else 0,
+            "ds_priority": int(priority) if priority.isascii() and priority.lstrip("-").isdigit() else 0,
             "rweight": int(attrs.get("rweight", "1") or 1),
             "target": attrs.get("target", address).rstrip(".").lower()}
 

@@ -91,7 +91,7 @@ class SipResponse:
     def cseq(self) -> tuple[int, str]:
         value = self.header("cseq") or ""
         parts = value.split()
-        if len(parts) != 2 or not parts[0].isdigit():
+        if len(parts) != 2 or not (parts[0].isascii() and parts[0].isdigit()):
             raise SipParseError(BAD_HEADER, "CSeq %r is not '<number> <method>'" % value[:80])
         return int(parts[0]), parts[1].upper()
 
@@ -149,7 +149,7 @@ def _content_length(header_block: bytes) -> int:
             continue
         if _canonical(name.decode("latin-1")) == "content-length":
             text = value.strip()
-            if not text.isdigit() or len(text) > 9:
+            if not (text.isascii() and text.isdigit()) or len(text) > 9:
                 raise SipParseError(BAD_HEADER, "Content-Length %r is not a number" % text[:40])
             return int(text)
     return 0
@@ -228,7 +228,8 @@ def _parse_response(data: bytes, max_bytes: int, stream: bool) -> SipResponse:
     response = SipResponse(code=code, reason=reason, headers=tuple(headers), body=b"", size=len(data))
     length_text = response.header("content-length")
     if length_text is not None:
-        if not length_text.isdigit() or len(length_text) > 9:
+        # isdigit() alone lets '¹' or Arabic-Indic digits through to int(), which then raises.
+        if not (length_text.isascii() and length_text.isdigit()) or len(length_text) > 9:
             raise SipParseError(BAD_HEADER, "Content-Length %r is not a number" % length_text[:40])
         length = int(length_text)
         if len(body) < length:

@@ -156,7 +156,7 @@ def group_id(name: str) -> int:
     a traceback instead of a clear error.
     """
     try:
-        gid = int(name) if name.isdigit() else grp.getgrnam(name).gr_gid
+        gid = int(name) if name.isascii() and name.isdigit() else grp.getgrnam(name).gr_gid
     except KeyError:
         raise ValueError("no group %r" % name)
     if os.geteuid() != 0 and gid != os.getegid() and gid not in os.getgroups():

@@ -84,6 +84,8 @@ def test_wrong_cseq_is_named() -> None:
     (b"SIP/2.0 200 OK\r\nVia: a\r\nCSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n", sip.MISSING_HEADER),
     (b"SIP/2.0 200 OK\r\nVia: a\r\nCall-ID: c\r\nCSeq: one OPTIONS\r\nContent-Length: 0\r\n\r\n", sip.BAD_HEADER),
     (b"SIP/2.0 200 OK\r\nVia: a\r\nCall-ID: c\r\nCSeq: 1 OPTIONS\r\nContent-Length: x\r\n\r\n", sip.BAD_HEADER),
+    # "¹".isdigit() is True, but int() refuses it: must be a parse error, not a crash.
+    ("SIP/2.0 200 OK\r\nVia: a\r\nCall-ID: c\r\nCSeq: 1 OPTIONS\r\nContent-Length: \u00b9\r\n\r\n".encode(), sip.BAD_HEADER),
     (b"SIP/2.0 200 OK\r\nVia: a\r\nCall-ID: c\r\nCSeq: 1 OPTIONS\r\nContent-Length: 10\r\n\r\nabc", sip.TRUNCATED),
     (b"SIP/2.0 200 OK\r\n" + b"X: y\r\n" * 5000 + b"\r\n", sip.OVERSIZED),
 ])
