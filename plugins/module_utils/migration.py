@@ -70,6 +70,8 @@ def parse_dispatcher_rows(text: str) -> list[dict[str, t.Any]]:
         priority = int(field) if field is not None and field.lstrip("-").isdigit() else 0
         rows.append({"set": row["set_id"], "uri": row["uri"], "address": address, "port": port,
                      "ds_priority": priority, "rweight": int(attrs.get("rweight", "1") or 1),
+                     # The plan's weight (kamailio.dispatcher_sets); rows written before it carried none: rweight.
+                     "weight": int(attrs.get("srvweight") or attrs.get("rweight", "1") or 1),
                      "target": attrs.get("target", address).rstrip(".").lower()})
     return rows
 
@@ -181,7 +183,7 @@ def state_from_files(files: t.Mapping[str, t.Optional[str]],
             raise MigrationError("dispatcher.list set %d belongs to no trunk group of commsgw-srv.json" % row["set"])
         regions[region]["peers"].append({
             "target": row["target"], "address": row["address"], "port": row["port"],
-            "priority": DS_PRIORITY_BASE - row["ds_priority"], "weight": row["rweight"]})
+            "priority": DS_PRIORITY_BASE - row["ds_priority"], "weight": row["weight"]})
     for region in regions.values():
         region["peers"].sort(key=lambda p: (p["priority"], _peer_key(p)))
     acl = parse_address_rows(files.get("address.list") or "")
@@ -195,8 +197,8 @@ def state_from_files(files: t.Mapping[str, t.Optional[str]],
     return {
         "deployment": spec.get("deployment"),
         "site": spec.get("site"),
-        # Validation allows exactly one region in a lab and two in production.
-        "type": "lab" if len(regions) == 1 else "production",
+        # The plan's type; files rendered before commsgw-srv.json carried it: one region is a lab.
+        "type": spec.get("deployment_type") or ("lab" if len(regions) == 1 else "production"),
         "transport": spec.get("transport"),
         "acg_socket": spec.get("acg_socket"),
         "local_region": local[0] if local else None,
@@ -428,6 +430,8 @@ def transition_plan(new_plan: t.Mapping[str, t.Any], old: t.Optional[t.Mapping[s
     extra = [dict(e) for e in old["acl"] if e["network"] not in networks]
     plan["acl"]["ranges"] = sorted(plan["acl"]["ranges"] + extra,
                                    key=lambda e: (_net_key(e["network"]), e["region"]))
+    for record in (plan.get("mcp") or {}).get("records") or []:  # MCP may use every /28 admitted
+        record["ip_ranges"] = sorted(set(record["ip_ranges"]) | {e["network"] for e in extra}, key=_net_key)
     return plan
 
 
