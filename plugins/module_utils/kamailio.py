@@ -28,9 +28,11 @@ import typing as t
 
 try:  # the collection's path first, then a plain import next to the SRV refresher on the SBC host
     from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import core_acl_view, e164_view
+    from ansible_collections.commsgw.routing.plugins.module_utils.host_port import split_host_port
     from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import host_name_problem
 except ImportError:  # pragma: no cover - on the SBC host (roles/kamailio/vars/main.yml ships them)
     from core_policy import core_acl_view, e164_view  # type: ignore
+    from host_port import split_host_port  # type: ignore
     from srv_lookup import host_name_problem  # type: ignore
 
 DS_ALG_RELATIVE_WEIGHT = 11
@@ -265,8 +267,8 @@ def _mcp_records(plan: t.Mapping[str, t.Any]) -> list[dict[str, t.Any]]:
 
 
 def _next_hop_uri(value: str, transport: str) -> str:
-    host, dummy, port = value.partition(":")
-    return "sip:%s:%d;transport=%s" % (host.lower(), int(port or 5060), transport)
+    host, port = split_host_port(value, default_port=5060)
+    return "sip:%s:%d;transport=%s" % (host.lower(), port, transport)
 
 
 def mcp_view(plan: t.Mapping[str, t.Any], acg_socket: str, transport: str, core: t.Mapping[str, t.Any],

@@ -61,6 +61,7 @@ from harness.pki import TestCA
 from harness.sipp import SippCaller, SippPeer
 from harness.tls_front import TlsFront
 
+from ansible_collections.commsgw.routing.plugins.module_utils.host_port import HostPortError, split_host_port
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import srv_name
 
 REPO = Path(__file__).resolve().parents[2]
@@ -848,7 +849,10 @@ def _check_inventory_paths(facts: t.Mapping[str, t.Any], state_dir: Path) -> Non
 def place_calls(state_dir: Path, target: str, source: str, count: int, rate: float = 5.0,
                 name: str = "calls") -> dict[str, t.Any]:
     """``count`` calls from ``source`` (the operator core) to ``target`` (an SBC's core side); bounded."""
-    host, port = target.rsplit(":", 1) if ":" in target else (target, "5060")
+    try:
+        host, port = split_host_port(target, default_port=5060)
+    except HostPortError as exc:
+        raise SimError("call target %s" % exc) from None
     _local(host)
     _local(source)
     if not 1 <= count <= 1000:
