@@ -50,11 +50,13 @@ def split_host_port(value: t.Any, default_port: t.Optional[int] = None, require_
         raise HostPortError("is empty, not a string or has surrounding spaces", value)
     if value.startswith("["):
         inner, bracket, rest = value[1:].partition("]")
+        if not bracket:
+            raise HostPortError("has no closing ']'", value)
         try:
             ipaddress.IPv6Address(inner)
         except ValueError:
             raise HostPortError("has no IPv6 address inside [ ]", value) from None
-        if not bracket or (rest and not rest.startswith(":")):
+        if rest and not rest.startswith(":"):
             raise HostPortError("has text after ']' that is not :port", value)
         host, port_text = inner, rest[1:] if rest else None
     elif value.count(":") > 1:

@@ -43,7 +43,7 @@ def test_splits(value: str, default: t.Optional[int], expected: HostPort) -> Non
     ("h:-1", "has no valid port"),
     ("2001:db8::1", "IPv6 address needs brackets"),
     ("2001:db8::1:5060", "IPv6 address needs brackets"),
-    ("[2001:db8::1", "is not :port"),
+    ("[2001:db8::1", "has no closing ']'"),
     ("[2001:db8::1]5060", "is not :port"),
     ("[core.example.net]:5060", "no IPv6 address inside"),
 ])
