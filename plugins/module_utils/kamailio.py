@@ -16,7 +16,7 @@ This module only translates it into Kamailio's vocabulary:
 * permissions address rows: every /28 of the plan's ACL (R-08).
 * timers, retry codes, emergency dial strings, size limits, version-dependent TLS parameters.
 
-Shipped to SBC hosts with the SRV refresher (roles/kamailio/vars/main.yml): imports of the collection
+Shipped to SBC hosts with the SRV refresher (module_utils/shipped.py): imports of the collection
 fall back to plain imports there.
 """
 
@@ -30,7 +30,7 @@ try:  # the collection's path first, then a plain import next to the SRV refresh
     from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import core_acl_view, e164_view
     from ansible_collections.commsgw.routing.plugins.module_utils.host_port import split_host_port
     from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import host_name_problem
-except ImportError:  # pragma: no cover - on the SBC host (roles/kamailio/vars/main.yml ships them)
+except ImportError:  # pragma: no cover - on the SBC host (module_utils/shipped.py ships them)
     from core_policy import core_acl_view, e164_view  # type: ignore
     from host_port import split_host_port  # type: ignore
     from srv_lookup import host_name_problem  # type: ignore
