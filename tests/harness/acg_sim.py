@@ -45,9 +45,7 @@ import argparse
 import fcntl
 import json
 import os
-import socket
 import sys
-import time
 import typing as t
 from pathlib import Path
 
@@ -57,6 +55,7 @@ from harness.acg_sim_daemon import (  # noqa: F401  # pylint: disable=unused-imp
 from harness.acg_sim_inventory import _check_inventory_paths, read_inventory  # noqa: F401  # pylint: disable=unused-import
 from harness.acg_sim_model import (  # noqa: F401  # pylint: disable=unused-import
     BEHAVIOURS, DEFAULT_PEER_SRV, DEFAULT_STATE_DIR, DEFAULT_TTL_S, REGION_OUTAGES, REPO, AcgSim, SimError, SimPeer)
+
 
 def format_status(status: t.Mapping[str, t.Any]) -> str:
     lines = ["deployment %s, DNS %s:53 (TTL %s s), uptime %s s" % (

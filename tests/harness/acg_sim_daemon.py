@@ -27,6 +27,7 @@ from harness.sipp import SippCaller
 
 from ansible_collections.commsgw.routing.plugins.module_utils.host_port import HostPortError, split_host_port
 
+
 def control_path(state_dir: Path) -> Path:
     """The control socket; UNIX socket paths are limited to 107 bytes, long state dirs use /tmp."""
     path = Path(state_dir).resolve() / "control.sock"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from harness.acg_sim_model import SimError
 
+
 def read_inventory(inventory: t.Union[str, Path], extra_vars: t.Optional[t.Mapping[str, t.Any]] = None,
                    deployment_name: t.Optional[str] = None) -> dict[str, t.Any]:
     """The deployment, DNS settings and SBC settings of an inventory, templated as ansible-playbook would.
