@@ -32,8 +32,10 @@ import typing as t
 
 try:  # the collection's path first, then a plain import next to the SRV refresher on the SBC host
     from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
-except ImportError:  # pragma: no cover - on the SBC host (roles/kamailio/vars/main.yml ships it)
+    from ansible_collections.commsgw.routing.plugins.module_utils.host_port import split_host_port
+except ImportError:  # pragma: no cover - on the SBC host (module_utils/shipped.py ships them)
     from findings import Findings  # type: ignore
+    from host_port import split_host_port  # type: ignore
 
 CORE_ACL_GROUP = 2
 CORE_ACL_TAG = "side=core"
@@ -137,7 +139,7 @@ def core_acl_view(settings: t.Mapping[str, t.Any], mcp_hop: t.Optional[str]) -> 
         rows.append({"group": CORE_ACL_GROUP, "address": str(network.network_address), "mask": network.prefixlen,
                      "port": 0, "tag": CORE_ACL_TAG})
     hops = [("core_next_hop", (settings.get("core_next_hop") or {}).get("host")),
-            ("mcp_continue_next_hop", (mcp_hop or "").partition(":")[0])]
+            ("mcp_continue_next_hop", split_host_port(mcp_hop).host if mcp_hop else "")]
     for name, host in hops:
         address = _ipv4(host)
         if address is not None and not any(ipaddress.IPv4Address(address) in ipaddress.IPv4Network(c)

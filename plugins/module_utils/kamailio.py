@@ -16,7 +16,7 @@ This module only translates it into Kamailio's vocabulary:
 * permissions address rows: every /28 of the plan's ACL (R-08).
 * timers, retry codes, emergency dial strings, size limits, version-dependent TLS parameters.
 
-Shipped to SBC hosts with the SRV refresher (roles/kamailio/vars/main.yml): imports of the collection
+Shipped to SBC hosts with the SRV refresher (module_utils/shipped.py): imports of the collection
 fall back to plain imports there.
 """
 
@@ -28,9 +28,11 @@ import typing as t
 
 try:  # the collection's path first, then a plain import next to the SRV refresher on the SBC host
     from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import core_acl_view, e164_view
+    from ansible_collections.commsgw.routing.plugins.module_utils.host_port import split_host_port
     from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import host_name_problem
-except ImportError:  # pragma: no cover - on the SBC host (roles/kamailio/vars/main.yml ships them)
+except ImportError:  # pragma: no cover - on the SBC host (module_utils/shipped.py ships them)
     from core_policy import core_acl_view, e164_view  # type: ignore
+    from host_port import split_host_port  # type: ignore
     from srv_lookup import host_name_problem  # type: ignore
 
 DS_ALG_RELATIVE_WEIGHT = 11
@@ -152,7 +154,9 @@ def dispatcher_sets(trunk_groups: t.Sequence[t.Mapping[str, t.Any]], acg_socket:
                         "flags": flags,
                         "priority": 65535 - priority,
                         "rweight": rweight,
-                        "attrs": "%s;target=%s" % (attrs, peer["target"]),
+                        # srvweight: the plan's weight of the destination, so that reading the file back
+                        # (migration's widen step) keeps the plan's weights, not the tier-scaled rweight.
+                        "attrs": "%s;srvweight=%d;target=%s" % (attrs, int(peer["weight"]), peer["target"]),
                         "target": peer["target"],
                         "address": address,
                         "port": int(peer["port"]),
@@ -252,19 +256,19 @@ def _emergency_regex(dial_strings: t.Sequence[str]) -> t.Optional[str]:
 def _mcp_records(plan: t.Mapping[str, t.Any]) -> list[dict[str, t.Any]]:
     """The plan's MCP records as dispatcher_sets reads them (every record must be resolved)."""
     mcp = plan.get("mcp") or {}
-    ranges = [e["network"] for e in plan["acl"]["ranges"]]
     records = []
     for record in sorted(mcp.get("records") or [], key=lambda r: r["order"]):
         if record.get("peers") is None:
             raise KamailioViewError("MCP record %s (%s): SRV record %s was not resolved; render needs resolved "
                                     "peers" % (record["order"], record["region"], record["srv_name"]))
-        records.append(dict(record, ip_ranges=list(ranges)))
+        # The record's /28s are the plan's (plan.record_ranges): every /28 of the deployment.
+        records.append(dict(record, ip_ranges=list(record["ip_ranges"])))
     return records
 
 
 def _next_hop_uri(value: str, transport: str) -> str:
-    host, dummy, port = value.partition(":")
-    return "sip:%s:%d;transport=%s" % (host.lower(), int(port or 5060), transport)
+    host, port = split_host_port(value, default_port=5060)
+    return "sip:%s:%d;transport=%s" % (host.lower(), port, transport)
 
 
 def mcp_view(plan: t.Mapping[str, t.Any], acg_socket: str, transport: str, core: t.Mapping[str, t.Any],
@@ -279,9 +283,12 @@ def mcp_view(plan: t.Mapping[str, t.Any], acg_socket: str, transport: str, core:
         return None
     if mcp.get("record_selection") != "named_hostname_else_local":
         raise KamailioViewError("MCP record selection %r is not supported" % mcp.get("record_selection"))
+    if mcp["transport"] != transport:
+        raise KamailioViewError("MCP transport %r differs from the ACG trunks' %r: both use the ACG socket"
+                                % (mcp["transport"], transport))
     records = _mcp_records(plan)
     sets = mcp_dispatcher_sets(records, acg_socket, transport)
-    if not any(s["destinations"] for s in sets):
+    if mcp.get("fallback_record") is None or not any(s["destinations"] for s in sets):
         raise KamailioViewError("no MCP record has any target: nothing to send MCP requests to")
     by_order: dict[int, list[dict[str, t.Any]]] = {}
     for ds_set in sets:
@@ -296,9 +303,9 @@ def mcp_view(plan: t.Mapping[str, t.Any], acg_socket: str, transport: str, core:
             "rules": ";".join("%d=%d" % (s["id"], DS_ALG_RELATIVE_WEIGHT) for s in own),
             "set_ids": [s["id"] for s in own],
         })
-    usable = [r for r in view_records if r["rules"]]
-    # "else local": the local record (order 1); a record without targets falls back to the first usable one.
-    default = next((r for r in usable if r["role"] == "local"), usable[0])
+    # "else local": the plan's fallback record (the local one unless it resolved to no target); a record
+    # without targets uses it too.
+    default = next(r for r in view_records if r["order"] == int(mcp["fallback_record"]))
     for record in view_records:
         if not record["rules"]:
             record.update(rules=default["rules"], set_ids=list(default["set_ids"]))
@@ -465,6 +472,8 @@ def srv_refresh_input(plan: t.Mapping[str, t.Any], view: t.Mapping[str, t.Any]) 
     return {
         "schema_version": 1,
         "deployment": plan["deployment"]["name"],
+        # The plan's deployment type, read back by migration (never re-derived from the region count).
+        "deployment_type": plan["deployment"]["type"],
         "site": plan["site"]["name"],
         "transport": view["transport"],
         "acg_socket": view["listen"]["acg"]["socket"],

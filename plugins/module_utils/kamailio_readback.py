@@ -13,8 +13,9 @@ freshly rendered files, like for like), the probe's SBC view (``destination_rows
 * live: the ``dispatcher.list`` RPC (peers and their states) and ``permissions.subnetDump`` (the /28s
   the running SBC admits).
 
-Weights are the rendered ``rweight`` (relative to the tier's largest, 1..100): ``WEIGHT_SCALE`` turns a
-plan's SRV weights into the same scale for ``sbc_readback.compare``.
+Weights: ``weight`` is the rendered ``rweight`` Kamailio routes by (relative to the tier's largest, 1..100;
+``WEIGHT_SCALE`` turns a plan's SRV weights into the same scale for ``sbc_readback.compare``), and
+``plan_weight`` the plan's SRV weight the row was rendered from (what a migration's widen step keeps).
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ def _row(set_id: int, uri: str, priority: t.Any, attrs: t.Mapping[str, str]) -> 
     return {"set": set_id, "uri": uri, "address": address, "port": port,
             "ds_priority": int(priority) if priority.isascii() and priority.lstrip("-").isdigit() else 0,
             "rweight": int(attrs.get("rweight", "1") or 1),
+            # The plan's SRV weight (kamailio.dispatcher_sets writes srvweight); older rows carried only rweight.
+            "plan_weight": int(attrs.get("srvweight") or attrs.get("rweight", "1") or 1),
             "target": attrs.get("target", address).rstrip(".").lower()}
 
 
@@ -242,7 +245,7 @@ def routing_state(spec: t.Mapping[str, t.Any], rows: t.Sequence[t.Mapping[str, t
         if region not in regions:
             raise ReadbackError("dispatcher.list set %d belongs to no trunk group of commsgw-srv.json" % row["set"])
         regions[region]["peers"].append(dict(peer, priority=DS_PRIORITY_BASE - row["ds_priority"],
-                                             weight=row["rweight"]))
+                                             weight=row["rweight"], plan_weight=row["plan_weight"]))
     for region in regions.values():
         region["peers"].sort(key=lambda p: (p["priority"], peer_key(p)))
     return {"regions": regions, "mcp": mcp, "acl": sorted((
@@ -275,8 +278,8 @@ def state_from_files(files: t.Mapping[str, t.Optional[str]],
     return {
         "deployment": spec.get("deployment"),
         "site": spec.get("site"),
-        # Validation allows exactly one region in a lab and two in production (R-01/R-02).
-        "type": "lab" if len(regions) == 1 else "production",
+        # The plan's type; files rendered before commsgw-srv.json carried it: one region is a lab (R-01/R-02).
+        "type": spec.get("deployment_type") or ("lab" if len(regions) == 1 else "production"),
         "transport": spec.get("transport"),
         "acg_socket": spec.get("acg_socket"),
         "local_region": local[0] if local else None,

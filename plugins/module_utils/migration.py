@@ -75,7 +75,8 @@ def transition_plan(new_plan: t.Mapping[str, t.Any], old: t.Optional[t.Mapping[s
         kept = [p for p in before["peers"] if (p["address"], int(p["port"])) not in have]
         for peer in kept:
             kept_peer = {"target": peer["target"], "port": int(peer["port"]), "priority": int(peer["priority"]),
-                         "weight": int(peer["weight"]), "addresses": [peer["address"]]}
+                         "weight": int(peer.get("plan_weight", peer["weight"])),
+                         "addresses": [peer["address"]]}
             if before.get("hostname") and before["hostname"] != group["hostname"]:
                 # R-24 during the flight: an old peer is still addressed, and checked, by its old name.
                 kept_peer["hostname"] = before["hostname"]
@@ -89,6 +90,8 @@ def transition_plan(new_plan: t.Mapping[str, t.Any], old: t.Optional[t.Mapping[s
     extra = [dict(e) for e in old["acl"] if e["network"] not in networks]
     plan["acl"]["ranges"] = sorted(plan["acl"]["ranges"] + extra,
                                    key=lambda e: (net_key(e["network"]), e["region"]))
+    for record in (plan.get("mcp") or {}).get("records") or []:  # MCP may use every /28 admitted
+        record["ip_ranges"] = sorted(set(record["ip_ranges"]) | {e["network"] for e in extra}, key=net_key)
     return plan
 
 

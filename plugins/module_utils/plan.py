@@ -37,6 +37,27 @@ def srv_name(hostname: str) -> str:
     return "_sip._tls." + normalise_fqdn(hostname)
 
 
+def record_ranges(deployment: Deployment, region: ServiceRegion, purpose: str) -> list[str]:
+    """The one /28 rule: the ranges the targets of one of ``region``'s SRV records may lie in, sorted.
+
+    ``sip``: the region's own /28s (R-07). ``mcp``: every /28 of the deployment, since a region's MCP
+    record also lists the other region's MCP at a lower priority (R-18). Validation, the plan (and so
+    the renderer, the SRV refresher and the probe) all take the set from here.
+    """
+    if purpose == "sip":
+        ranges = list(region.ip_ranges)
+    elif purpose == "mcp":
+        ranges = [n for r in deployment.service_regions for n in r.ip_ranges]
+    else:
+        raise ValueError("record_ranges: purpose %r is not 'sip' or 'mcp'" % (purpose,))
+    return sorted(dict.fromkeys(ranges), key=ipaddress.ip_network)
+
+
+def _tls(hostname: str, transport: str) -> t.Optional[dict[str, str]]:
+    """R-24: SNI and certificate check use the regional (or MCP) hostname, never the SRV target."""
+    return {"sni": hostname, "verify_hostname": hostname, "min_version": "TLSv1.2"} if transport == "tls" else None
+
+
 def _peers(name: str, resolved: t.Mapping[str, t.Any]) -> t.Optional[list[dict[str, t.Any]]]:
     """The resolved SRV targets of ``name`` in canonical order, or None when not resolved."""
     answer = resolved.get(name)
@@ -45,7 +66,7 @@ def _peers(name: str, resolved: t.Mapping[str, t.Any]) -> t.Optional[list[dict[s
     return [target.as_dict() for target in canonical_targets(target_from_dict(raw) for raw in answer["targets"])]
 
 
-def _trunk_group(order: int, role: str, region: ServiceRegion, transport: str,
+def _trunk_group(deployment: Deployment, order: int, role: str, region: ServiceRegion, transport: str,
                  resolved: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
     hostname = normalise_fqdn(region.hostname)
     name = srv_name(hostname)
@@ -58,9 +79,8 @@ def _trunk_group(order: int, role: str, region: ServiceRegion, transport: str,
         "hostname": hostname,
         "srv_name": name,
         "transport": transport,
-        # R-24: SNI and certificate check use the regional hostname, never the SRV target.
-        "tls": {"sni": hostname, "verify_hostname": hostname, "min_version": "TLSv1.2"} if transport == "tls" else None,
-        "ip_ranges": sorted(region.ip_ranges, key=ipaddress.ip_network),
+        "tls": _tls(hostname, transport),
+        "ip_ranges": record_ranges(deployment, region, "sip"),
         "srv_ttl": None if answer is None else int(answer["ttl"]),
         "peers": _peers(name, resolved),
     }
@@ -84,8 +104,12 @@ def _mcp(deployment: Deployment, ordered: list[tuple[str, ServiceRegion]],
         name = srv_name(hostname)
         answer = resolved.get(name)
         records.append({"order": order, "role": role, "region": region.name, "hostname": hostname, "srv_name": name,
+                        "tls": _tls(hostname, deployment.acg_transport),
+                        "ip_ranges": record_ranges(deployment, region, "mcp"),
                         "srv_ttl": None if answer is None else int(answer["ttl"]), "peers": _peers(name, resolved)})
     return {
+        # MCP is reached like the ACG trunks: same transport, TLS names per record (R-24).
+        "transport": deployment.acg_transport,
         # R-18: each region's MCP record already lists the other region's MCP at a lower priority, so
         # the local record alone gives the cross-region fallback; the remote record is kept for the
         # probe and for when the local record cannot be resolved.
@@ -100,10 +124,19 @@ def _mcp(deployment: Deployment, ordered: list[tuple[str, ServiceRegion]],
         # The record used for a request: the one whose MCP hostname the request names (the iFC names the
         # subscriber's preferred region), else the local one. Never both (R-18: no second cross-region hop).
         "record_selection": MCP_RECORD_SELECTION,
+        "fallback_record": _mcp_fallback(records),
         # R-19: no MCP target left (all held down or all failed): continue without ACG, or refuse.
         "on_all_failed": _mcp_all_failed(deployment),
         "reject_code": MCP_REJECT_CODE,
     }
+
+
+def _mcp_fallback(records: t.Sequence[t.Mapping[str, t.Any]]) -> t.Optional[int]:
+    """``order`` of the record a request uses when it names no MCP hostname, or names one whose record
+    resolved to no target: the local record, unless it resolved to nothing, then the next one that did
+    not. An unresolved record (``peers: null``) counts as usable: nothing says it is empty. None when
+    every record resolved to no target."""
+    return next((int(r["order"]) for r in records if r["peers"] is None or r["peers"]), None)
 
 
 def _mcp_all_failed(deployment: Deployment) -> str:
@@ -128,7 +161,7 @@ def build_site_plan(deployment: Deployment, site: Site,
         "sbcs": sorted(({"host": s.host, "platform": s.platform} for s in deployment.sbcs if s.site == site.name),
                        key=lambda s: s["host"]),
         # R-03/R-12/R-15: local region first, then the other region (production only).
-        "trunk_groups": [_trunk_group(order, role, region, deployment.acg_transport, resolved)
+        "trunk_groups": [_trunk_group(deployment, order, role, region, deployment.acg_transport, resolved)
                          for order, (role, region) in enumerate(ordered, start=1)],
         # R-11: RFC 2782 priority then weighted choice within a trunk group.
         "selection": "rfc2782",

@@ -78,14 +78,12 @@ def _records(plan: t.Mapping[str, t.Any]) -> list[_Record]:
     for tg in plan["trunk_groups"]:
         records.append(("sip", dict(tg), list(tg["ip_ranges"]), tg["transport"],
                         "trunk_groups[%s]" % tg["region"]))
-    all_ranges = [entry["network"] for entry in plan["acl"]["ranges"]]
     mcp = plan.get("mcp") or None
-    transport0 = plan["trunk_groups"][0]["transport"] if plan["trunk_groups"] else "tls"
     if mcp:
+        # The plan gives each MCP record its TLS names and /28s (plan.record_ranges) and MCP its transport.
         for record in mcp["records"]:
-            # an MCP record also lists the other region's MCP, so any range of the deployment is fine.
-            rec = dict(record, tls={"sni": record["hostname"], "verify_hostname": record["hostname"]})
-            records.append(("mcp", rec, all_ranges, transport0, "mcp.records[%s]" % record["region"]))
+            records.append(("mcp", dict(record), list(record["ip_ranges"]), mcp["transport"],
+                            "mcp.records[%s]" % record["region"]))
     for _kind, rec, *_rest in records:
         rec.setdefault("srv_limits", plan.get("srv_limits"))
     return records

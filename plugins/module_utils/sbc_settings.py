@@ -50,6 +50,7 @@ import typing as t
 from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import (
     parse_core_allowed_sources, parse_number_normalisation)
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
+from ansible_collections.commsgw.routing.plugins.module_utils.host_port import HostPortError, split_host_port
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
     DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB,
     DEFAULT_TLS_SHARED_MEMORY_MB)
@@ -223,12 +224,10 @@ def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Find
 
 def _next_hop(raw: t.Any, path: str, findings: Findings) -> t.Optional[dict[str, t.Any]]:
     expected = "host:port, e.g. 192.0.2.20:5060 or core.example.net:5060"
-    if not isinstance(raw, str) or raw.count(":") != 1:
-        findings.error(path, "is missing or not host:port", expected, raw)
-        return None
-    host, dummy, port_text = raw.partition(":")
-    if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
-        findings.error(path, "has no valid port", expected, raw)
+    try:
+        host, port = split_host_port(raw, require_port=True)
+    except HostPortError as exc:
+        findings.error(path, exc.problem, expected, raw)
         return None
     try:
         host = str(ipaddress.IPv4Address(host))
@@ -237,7 +236,7 @@ def _next_hop(raw: t.Any, path: str, findings: Findings) -> t.Optional[dict[str,
         if fqdn_problem(host, min_labels=1) is not None or host.replace(".", "").isdigit():
             findings.error(path, "has no valid host", expected, raw)
             return None
-    return {"host": host, "port": int(port_text)}
+    return {"host": host, "port": int(port or 0)}
 
 
 class SettingsError(ValueError):

@@ -16,7 +16,8 @@ import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import ERROR, WARNING, Finding
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Deployment
-from ansible_collections.commsgw.routing.plugins.module_utils.plan import PROVISIONING_API_MAX_TTL_S, srv_name
+from ansible_collections.commsgw.routing.plugins.module_utils.plan import (
+    PROVISIONING_API_MAX_TTL_S, record_ranges, srv_name)
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import (  # noqa: F401 (re-exported)  # pylint: disable=unused-import
     BAD_NAME, BAD_TARGET_NAME, DNSPYTHON_IMPORT_ERROR, ERROR_KINDS, HAS_DNSPYTHON, NO_ANSWER, NO_NAMESERVERS,
     NO_SERVICE, NXDOMAIN, PORT_ZERO, RECORD_KINDS, REFUSED, SERVFAIL, TARGET_ALIAS, TARGET_UNRESOLVED, TIMEOUT,
@@ -84,14 +85,12 @@ def check_ttl(name: str, max_ttl: int = PROVISIONING_API_MAX_TTL_S,
 
 def deployment_records(deployment: Deployment) -> list[tuple[str, str, list[str]]]:
     """(SRV name, inventory path, ranges its targets may use) for every record the deployment uses."""
-    all_ranges = [n for region in deployment.service_regions for n in region.ip_ranges]
     records = []
     for region in deployment.service_regions:
-        records.append((srv_name(region.hostname), region.path + ".hostname", list(region.ip_ranges)))
+        records.append((srv_name(region.hostname), region.path + ".hostname", record_ranges(deployment, region, "sip")))
         if region.mcp_hostname:
-            # R-18: a region's MCP record also lists the other region's MCP, so its targets may lie in
-            # any range of the deployment.
-            records.append((srv_name(region.mcp_hostname), region.path + ".mcp_hostname", all_ranges))
+            records.append((srv_name(region.mcp_hostname), region.path + ".mcp_hostname",
+                            record_ranges(deployment, region, "mcp")))
     return records
 
 

@@ -16,6 +16,7 @@ import typing as t
 import unicodedata
 
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings, show_value
+from ansible_collections.commsgw.routing.plugins.module_utils.host_port import HostPortError, split_host_port
 from ansible_collections.commsgw.routing.plugins.module_utils.model import (
     ACG_TRANSPORTS, DEPLOYMENT_TYPES, MCP_ALL_FAILED, MCP_MATCHES, MCP_POLICIES, PLATFORMS, ROUTING_LIMITS,
     Deployment, Sbc, parse_deployment)
@@ -32,7 +33,8 @@ HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}\Z")
 LABEL_RE = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)\Z")
 FQDN_EXPECTED = "a fully qualified domain name (RFC 1123: dot-separated labels of letters, digits and '-')"
 DIAL_STRING_RE = re.compile(r"^\+?[0-9]{1,15}\Z")
-NEXT_HOP_RE = re.compile(r"^(?P<host>[A-Za-z0-9.-]+)(:(?P<port>[0-9]{1,5}))?\Z")
+# The host of a next hop (host_port.split_host_port splits off the port): IPv4 or a host name, no IPv6.
+NEXT_HOP_HOST_RE = re.compile(r"^[A-Za-z0-9.-]+\Z")
 # Azure region names as written by Azure or ACG: 'westeurope', 'West Europe', 'India Central'. The catalog
 # look-up ignores case and separators, so the alphabet is checked here to keep other characters out.
 AZURE_NAME_RE = re.compile(r"^[A-Za-z0-9]+([ -][A-Za-z0-9]+)*\Z")
@@ -398,13 +400,12 @@ class _Rules:
 
     @staticmethod
     def _next_hop_ok(value: str) -> bool:
-        match = NEXT_HOP_RE.match(value)
-        if not match:
+        try:
+            host = split_host_port(value).host
+        except HostPortError:
             return False
-        port = match.group("port")
-        if port is not None and not 0 < int(port) < 65536:
+        if not NEXT_HOP_HOST_RE.match(host):
             return False
-        host = match.group("host")
         try:
             ipaddress.IPv4Address(host)
             return True

@@ -271,3 +271,54 @@ def test_refresh_input_without_mcp_has_no_mcp_keys() -> None:
     plan = _plan(with_mcp=False)
     view = _view(plan)
     assert "mcp_records" not in srv_refresh_input(plan, view)
+
+
+# -- the plan decides (issue 10): transport, TLS names, /28s and the fallback record are plan fields ---
+def test_plan_gives_mcp_transport_tls_names_ranges_and_fallback() -> None:
+    mcp = _plan()["mcp"]
+    assert mcp["transport"] == "udp" and [r["tls"] for r in mcp["records"]] == [None, None]
+    # R-18: an MCP record lists the other region's MCP too, so its targets may use every /28.
+    assert [r["ip_ranges"] for r in mcp["records"]] == [["198.51.100.0/28", "203.0.113.16/28"]] * 2
+    assert mcp["fallback_record"] == 1
+    raw = _raw()
+    raw.update(acg_transport="tls")
+    deployment, findings = validate_deployment(raw, [Sbc(host="sbc1", site="ams"), Sbc(host="sbc2", site="fra")])
+    assert not findings.errors
+    resolved = _resolved()
+    resolved["_sip._tls.mcp-region1." + DOMAIN]["targets"] = []  # the local record resolved to nothing
+    tls_mcp = build_site_plan(deployment, deployment.sites[0], resolved)["mcp"]
+    assert tls_mcp["transport"] == "tls"
+    assert [r["tls"]["sni"] for r in tls_mcp["records"]] == ["mcp-region1." + DOMAIN, "mcp-region2." + DOMAIN]
+    assert [r["tls"]["verify_hostname"] for r in tls_mcp["records"]] == [r["hostname"] for r in tls_mcp["records"]]
+    assert tls_mcp["fallback_record"] == 2
+    resolved["_sip._tls.mcp-region2." + DOMAIN]["targets"] = []
+    assert build_site_plan(deployment, deployment.sites[0], resolved)["mcp"]["fallback_record"] is None
+
+
+def test_renderer_takes_fallback_and_ranges_from_the_plan() -> None:
+    """The renderer decides neither the fallback record nor the /28s an MCP target may use."""
+    plan = _plan()
+    plan["mcp"]["fallback_record"] = 2
+    assert _view(plan)["mcp"]["default_record"] == 2
+    plan["mcp"]["fallback_record"] = None
+    with pytest.raises(KamailioViewError, match="no MCP record has any target"):
+        _view(plan)
+    narrow = _plan()
+    for record in narrow["mcp"]["records"]:
+        record["ip_ranges"] = ["198.51.100.0/28"]
+    with pytest.raises(KamailioViewError, match="mcp2.* outside 198.51.100.0/28"):
+        _view(narrow)
+    spec = json.loads(render_kamailio(_plan(), SETTINGS, "5.6.3")["commsgw-srv.json"])
+    assert [r["ip_ranges"] for r in spec["mcp_records"]] == [r["ip_ranges"] for r in _plan()["mcp"]["records"]]
+
+
+def test_probe_takes_mcp_transport_names_and_ranges_from_the_plan() -> None:
+    from ansible_collections.commsgw.routing.plugins.module_utils import probe  # pylint: disable=import-outside-toplevel
+    plan = _plan()
+    plan["mcp"]["transport"] = "tcp"
+    plan["mcp"]["records"][0]["ip_ranges"] = ["198.51.100.0/28"]
+    plan["mcp"]["records"][0]["tls"] = {"sni": "named.example", "verify_hostname": "checked.example"}
+    mcp = [(rec["region"], ranges, transport, rec["tls"]) for kind, rec, ranges, transport, _p in probe._records(plan)
+           if kind == "mcp"]
+    assert mcp == [("region1", ["198.51.100.0/28"], "tcp", {"sni": "named.example", "verify_hostname": "checked.example"}),
+                   ("region2", ["198.51.100.0/28", "203.0.113.16/28"], "tcp", None)]

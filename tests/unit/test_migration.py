@@ -12,6 +12,7 @@ region, a lab deployment that becomes production, a changed certificate; plus th
 from __future__ import annotations
 
 import copy
+import json
 import re
 import typing as t
 
@@ -86,14 +87,19 @@ def _state(plan: dict[str, t.Any], tls: t.Optional[dict[str, str]] = None) -> di
     return state
 
 
+def _plan_weights(peers: list[dict[str, t.Any]]) -> list[dict[str, t.Any]]:
+    """Read-back peers with the plan's SRV weight as ``weight`` (instead of Kamailio's scaled rweight)."""
+    return [dict({k: v for k, v in p.items() if k != "plan_weight"}, weight=p["plan_weight"]) for p in peers]
+
+
 def test_files_read_back_give_the_plan_facts() -> None:
     plan = _plan(_production())
     state = _state(plan)
     expected = migration.plan_state(plan)
-    # Weights are read back as the rendered rweight (1..100, same ratios); everything else is exact.
+    # Everything is read back exactly, the plan's SRV weights included (plan_weight, beside the scaled rweight
+    # Kamailio routes by).
     for region in state["regions"].values():
-        for peer in region["peers"]:
-            peer["weight"] = 50
+        region["peers"] = _plan_weights(region["peers"])
     assert {k: state[k] for k in ("deployment", "site", "type", "transport", "local_region", "regions", "acl")} == \
         {k: expected[k] for k in ("deployment", "site", "type", "transport", "local_region", "regions", "acl")}
     assert state["tls"]["certificate"] == TLS["certificate"]
@@ -153,6 +159,39 @@ def test_transition_keeps_old_and_new_peers_and_ranges() -> None:
     assert migration.dropped_peer_addresses(new, current) == ["20.82.160.33:5061", "20.82.160.34:5061"]
     # The plan given in is not modified.
     assert new["trunk_groups"][1]["ip_ranges"] == [R2_NEW]
+
+
+def _rweights(files: dict[str, str], set_id: int) -> dict[str, int]:
+    """target host -> rweight of dispatcher set ``set_id`` in a rendered dispatcher.list."""
+    rows = [line.split() for line in files["dispatcher.list"].splitlines() if line and not line.startswith("#")]
+    return {dict(p.split("=", 1) for p in row[4].split(";"))["target"].split(".")[0]:
+            int(dict(p.split("=", 1) for p in row[4].split(";"))["rweight"]) for row in rows if row[0] == str(set_id)}
+
+
+def test_widening_keeps_the_plans_weights() -> None:
+    """Issue 10: the widen step takes each peer's weight from a plan (the new plan's for its peers, the
+    running plan's for the outgoing ones), never the tier-scaled rweight read back from dispatcher.list,
+    which made the outgoing peer (rweight 100 read back as weight 100 next to weight-50 peers) take half
+    of new calls."""
+    old_peers = [(10, 50, "r1a", "20.61.48.17"), (10, 50, "r1b", "20.61.48.18")]
+    new_peers = [(10, 50, "r1a", "20.61.48.17"), (10, 50, "r1c", "20.61.48.19")]
+
+    def resolved(peers: list[tuple[int, int, str, str]]) -> dict[str, t.Any]:
+        answers = _resolved()
+        name = "_sip._tls.pstn-region1.%s" % DOMAIN
+        answers[name]["targets"] = [{"priority": p, "weight": w, "port": 5061, "target": "%s.%s" % (tgt, DOMAIN),
+                                     "addresses": [a]} for p, w, tgt, a in peers]
+        return answers
+
+    old, new = _plan(_production(), resolved=resolved(old_peers)), _plan(_production(), resolved=resolved(new_peers))
+    flight = migration.transition_plan(new, _state(old))
+    weights = {p["target"].split(".")[0]: p["weight"] for p in flight["trunk_groups"][0]["peers"]}
+    assert weights == {"r1a": 50, "r1b": 50, "r1c": 50}
+    rweights = _rweights(_files(flight), 101)
+    assert rweights == {"r1a": 100, "r1b": 100, "r1c": 100}  # the outgoing r1b takes a third, not half
+    # Read back, a file gives the plan's weights too (plan_state is the plan's own reading).
+    assert _plan_weights(_state(flight)["regions"]["region1"]["peers"]) == \
+        migration.plan_state(flight)["regions"]["region1"]["peers"]
 
 
 def test_transition_over_udp_needs_no_restart() -> None:
@@ -221,6 +260,18 @@ def test_lab_deployment_becomes_production() -> None:
     lines = migration.summary_lines(diff)
     assert "deployment type lab -> production" in lines and "region region2 added" in lines
     assert not migration.needs_transition(new, _state(old))
+
+
+def test_deployment_type_is_the_plans_not_the_region_count() -> None:
+    """Issue 10: the type comes from the plan (commsgw-srv.json); only files written before it carried
+    the type fall back to the region count."""
+    files = _files(_plan(_lab()))
+    spec = json.loads(files["commsgw-srv.json"])
+    assert spec["deployment_type"] == "lab"
+    spec["deployment_type"] = "production"
+    assert kamailio_readback.state_from_files(dict(files, **{"commsgw-srv.json": json.dumps(spec)}))["type"] == "production"
+    del spec["deployment_type"]
+    assert kamailio_readback.state_from_files(dict(files, **{"commsgw-srv.json": json.dumps(spec)}))["type"] == "lab"
 
 
 def test_changed_certificate_path_and_content() -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils.inventory import site_plans, validate_inventory
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Deployment
-from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan, srv_name
+from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan, record_ranges, srv_name
 from ansible_collections.commsgw.routing.tests.unit.inventory_files import INVENTORIES, load_hostvars
 
 
@@ -327,3 +327,20 @@ def test_plan_refuses_a_site_without_its_region() -> None:
     deployment.sites[0].service_region = "region9"  # only reachable by skipping validation
     with pytest.raises(ValueError, match="names no service region"):
         build_site_plan(deployment, deployment.sites[0])
+
+
+def test_one_range_rule_per_purpose() -> None:
+    """Issue 10: the /28s an SRV record's targets may use are decided once (plan.record_ranges): a
+    region's own for its SIP peers, every /28 of the deployment for its MCP record (R-18); the plan,
+    and so the renderer, the refresher and the probe, carry that set."""
+    deployment = model_of(with_mcp(hostvars("production")))
+    region1, region2 = deployment.service_regions
+    assert record_ranges(deployment, region1, "sip") == sorted(region1.ip_ranges)
+    assert record_ranges(deployment, region2, "mcp") == record_ranges(deployment, region1, "mcp") == \
+        sorted(region1.ip_ranges + region2.ip_ranges, key=ipaddress.ip_network)
+    with pytest.raises(ValueError, match="purpose 'acl'"):
+        record_ranges(deployment, region1, "acl")
+    plan = site_plans(deployment, {})[0]
+    assert [g["ip_ranges"] for g in plan["trunk_groups"]] == [record_ranges(deployment, region1, "sip"),
+                                                              record_ranges(deployment, region2, "sip")]
+    assert [r["ip_ranges"] for r in plan["mcp"]["records"]] == [record_ranges(deployment, region1, "mcp")] * 2

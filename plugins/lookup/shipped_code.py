@@ -1,0 +1,68 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: shipped_code
+short_description: The module_utils files a program shipped to SBC hosts needs
+version_added: 0.1.0
+description:
+  - Returns one item per file, the entry module first, then every module_utils module it imports,
+    directly or not (found by reading the imports, see C(plugins/module_utils/shipped.py)).
+  - Fails when a shipped file imports a collection module without the plain fallback import the SBC
+    host needs (there is no collection there).
+options:
+  _terms:
+    description: Entry modules under C(plugins/module_utils), without C(.py), e.g. C(refresher).
+    type: list
+    elements: str
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Install the SRV refresher's libraries
+  ansible.builtin.copy:
+    content: "{{ item.content }}"
+    dest: "/usr/local/lib/commsgw/{{ item.name }}"
+    mode: "0644"
+  loop: "{{ query('commsgw.routing.shipped_code', 'refresher') }}"
+  loop_control:
+    label: "{{ item.name }}"
+"""
+
+RETURN = r"""
+_raw:
+  description: One mapping per file.
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: File name, e.g. C(kamailio.py).
+      type: str
+    content:
+      description: The file's text.
+      type: str
+"""
+
+from ansible.errors import AnsibleLookupError
+from ansible.plugins.lookup import LookupBase
+
+from ansible_collections.commsgw.routing.plugins.module_utils.shipped import ShippedCodeError, shipped_files
+
+
+class LookupModule(LookupBase):
+    def run(self, terms, variables=None, **kwargs):
+        items = []
+        seen = set()
+        for term in terms:
+            try:
+                files = shipped_files(str(term))
+            except ShippedCodeError as exc:
+                raise AnsibleLookupError(str(exc)) from exc
+            for name, content in files.items():
+                if name not in seen:
+                    seen.add(name)
+                    items.append({"name": name, "content": content})
+        return items
