@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.harness.dns import DnsServer  # noqa: E402
 from tests.harness.tools import needs  # noqa: E402
+from tests.integration.test_push import _inventory  # noqa: E402
 
 pytestmark = [pytest.mark.integration, needs("kamailio", "sipp", "knotd")]
 
@@ -37,35 +38,6 @@ ansible_runner = pytest.importorskip("ansible_runner")
 SRV = "_sip._tls.pstn-region1.acg-lab.commsgw.test"
 PEER, PEER_NAME = "127.0.237.1", "p1.acg-lab.commsgw.test"
 ACG, CORE = "127.0.235.1", "127.0.236.1"
-
-
-def _inventory(tmp: Path, dns_address: str) -> Path:
-    live = tmp / "live"
-    inv = tmp / "inventory"
-    (inv / "group_vars").mkdir(parents=True)
-    (inv / "hosts.yml").write_text(json.dumps({"all": {"children": {"acg_lab": {"children": {"site_lab": {
-        "hosts": {"sbc-runner": {
-            "ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-            "commsgw_sbc": {"acg_listen": {"address": ACG, "port": 5060},
-                            "core_listen": {"address": CORE, "port": 5060, "transport": "udp"},
-                            "core_next_hop": "127.0.238.1:5060",
-                            "config_dir": str(live / "etc"), "run_dir": str(live / "run"),
-                            "shared_memory_mb": 64}}}}}}}}}))
-    (inv / "group_vars" / "acg_lab.yml").write_text(json.dumps({"commsgw_deployment": {
-        "name": "lab", "type": "lab", "base_domain": "acg-lab.commsgw.test", "management_region": "West Europe",
-        "allow_non_public_ranges": True, "allow_plain_transport": True, "acg_transport": "udp",
-        "service_regions": [{"name": "region1", "azure_region": "westeurope",
-                             "hostname": "pstn-region1.acg-lab.commsgw.test", "ip_ranges": ["127.0.237.0/28"]}],
-        "sites": [{"name": "lab", "service_region": "region1"}],
-        "routing": {"options_interval_s": 2, "failure_threshold": 2, "recovery_threshold": 1,
-                    "invite_timer_ms": 1500}}}))
-    (inv / "group_vars" / "site_lab.yml").write_text(json.dumps({"commsgw_site": "lab",
-                                                                 "commsgw_sbc_platform": "kamailio"}))
-    (inv / "group_vars" / "all.yml").write_text(json.dumps({
-        "kamailio_service_manager": "process", "kamailio_log_file": str(live / "kamailio.log"),
-        "kamailio_work_dir": str(live / "work"), "kamailio_refresher": False,
-        "commsgw_dns_nameservers": [dns_address], "commsgw_probe_on_controller": True}))
-    return inv / "hosts.yml"
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +52,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[dict[str, Path]]
              "-t", "u1", "-nostdin", "-timeout", "600"],
             cwd=str(tmp), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)
-        yield {"tmp": tmp, "inventory": _inventory(tmp, dns.address)}
+        inventory = _inventory(tmp, dns.address, host="sbc-runner", acg=ACG, core=CORE, next_hop="127.0.238.1:5060",
+                               peers="127.0.237.0/28",
+                               extra={"commsgw_probe_on_controller": True, "commsgw_onboard_probe": True})
+        yield {"tmp": tmp, "inventory": inventory}
     finally:
         pid_file = tmp / "live" / "run" / "kamailio.pid"
         if pid_file.exists():

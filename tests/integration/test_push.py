@@ -44,17 +44,21 @@ CORE = "127.0.232.1"
 PLAYBOOK_TIMEOUT_S = 240
 
 
-def _inventory(tmp: Path, dns_address: str) -> Path:
+def _inventory(tmp: Path, dns_address: str, host: str = "sbc-push", acg: str = ACG, core: str = CORE,
+               next_hop: str = "127.0.234.1:5060", peers: str = PEERS,
+               extra: t.Optional[t.Mapping[str, t.Any]] = None) -> Path:
+    """One plain-process SBC ``host`` in a lab deployment; ``extra``: more group_vars/all.yml
+    (tests/integration/test_ansible_runner.py reuses it on addresses of its own)."""
     live = tmp / "live"
     inv = tmp / "inventory"
     (inv / "group_vars").mkdir(parents=True)
     (inv / "hosts.yml").write_text(json.dumps({"all": {"children": {"acg_lab": {"children": {"site_lab": {
-        "hosts": {"sbc-push": {
+        "hosts": {host: {
             "ansible_connection": "local",
             "ansible_python_interpreter": sys.executable,
-            "commsgw_sbc": {"acg_listen": {"address": ACG, "port": 5060},
-                            "core_listen": {"address": CORE, "port": 5060, "transport": "udp"},
-                            "core_next_hop": "127.0.234.1:5060",
+            "commsgw_sbc": {"acg_listen": {"address": acg, "port": 5060},
+                            "core_listen": {"address": core, "port": 5060, "transport": "udp"},
+                            "core_next_hop": next_hop,
                             "config_dir": str(live / "etc"), "run_dir": str(live / "run"),
                             "shared_memory_mb": 64}}}}}}}}}))
     (inv / "group_vars" / "acg_lab.yml").write_text(json.dumps({"commsgw_deployment": {
@@ -62,7 +66,7 @@ def _inventory(tmp: Path, dns_address: str) -> Path:
         "allow_non_public_ranges": True, "allow_plain_transport": True,
         "acg_transport": "udp",
         "service_regions": [{"name": "region1", "azure_region": "westeurope",
-                             "hostname": "pstn-region1.acg-lab.commsgw.test", "ip_ranges": [PEERS]}],
+                             "hostname": "pstn-region1.acg-lab.commsgw.test", "ip_ranges": [peers]}],
         "sites": [{"name": "lab", "service_region": "region1"}],
         "routing": {"options_interval_s": 2, "failure_threshold": 2, "recovery_threshold": 1,
                     "invite_timer_ms": 1500}}}))
@@ -75,6 +79,7 @@ def _inventory(tmp: Path, dns_address: str) -> Path:
         "kamailio_refresher": False,  # tests/integration/test_refresher.py covers it
         "commsgw_dns_nameservers": [dns_address],
         "commsgw_onboard_probe": False,  # no ACG peers run here; tests/integration/test_probe_*.py prove the probe
+        **(extra or {}),
     }))
     return inv / "hosts.yml"
 
