@@ -53,5 +53,6 @@ def main():
                    stdout=subprocess.DEVNULL)
     return subprocess.run([sys.executable, "-m", "pip", "install"] + args, check=False).returncode
 
+
 if __name__ == "__main__":
     sys.exit(main())

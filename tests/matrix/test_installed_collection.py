@@ -76,7 +76,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def knot(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[DnsServer]:
     server = DnsServer.start_on_free_address(tmp_path_factory.mktemp("matrix-dns"), first=230)
     try:
-        server.set_records(srv={name: [(10, 50, 5061, target) for target, _ in peers]
+        server.set_records(srv={name: [(10, 50, 5061, target) for target, _address in peers]
                                 for name, peers in RECORDS.items()},
                            a={target: [address] for peers in RECORDS.values() for target, address in peers},
                            ttl=30)
@@ -114,7 +114,7 @@ def test_plan_with_resolved_peers(installed: dict[str, str], knot: DnsServer, tm
     plans = sorted(tmp_path.glob("*.json"))
     assert plans, "plan.yml wrote no plan file"
     text = "".join(p.read_text() for p in plans)
-    wanted = [address for name, peers in RECORDS.items() for _, address in peers
+    wanted = [address for name, peers in RECORDS.items() for _target, address in peers
               if (name == LAB_SRV) == (inventory == "lab")]
     for address in wanted:
         assert address in text, (address, text[:2000])
