@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # The ansible-core version matrix of `scripts/test matrix` (issue 11 item 1). Sourced by scripts/test
-# after commsgw_setup. Each entry gets a cached venv under .venv-matrix/ (rebuilt only when its pins
-# change) and runs the offline suite there: the unit tests, tests/matrix (validate, plan and render of
+# after commsgw_setup. Each entry gets a cached venv (rebuilt only when its pins change; kept outside
+# the checkout so that CI's fresh clones reuse it, locked while in use) and runs the offline suite there: the unit tests, tests/matrix (validate, plan and render of
 # inventory/lab and inventory/production from the INSTALLED release tarball) and the Molecule scenario.
 #
 #   oldest  the ansible-core that meta/runtime.yml's requires_ansible names, latest patch, python3
@@ -10,7 +10,7 @@
 # The README's pin (constraints-test.txt) is the main venv, tested by the other stages.
 #
 # Environment knobs:
-#   COMMSGW_MATRIX_DIR     venv cache (default: <repo>/.venv-matrix)
+#   COMMSGW_MATRIX_DIR     venv cache (default: ~/.cache/commsgw-routing/venv-matrix)
 #   COMMSGW_MATRIX_PYTHON  interpreter (>= 3.12) for the newest core
 #   COMMSGW_MATRIX_ONLY    run one entry only: oldest or newest
 
@@ -35,7 +35,7 @@ commsgw_matrix_new_python() {
 # commsgw_matrix_venv NAME PYTHON CORE: creates/refreshes .venv-matrix/NAME, prints its path.
 commsgw_matrix_venv() {
     local name="$1" python="$2" core="$3"
-    local dir="${COMMSGW_MATRIX_DIR:-$COMMSGW_ROOT/.venv-matrix}/$name"
+    local dir="${COMMSGW_MATRIX_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/commsgw-routing/venv-matrix}/$name"
     # The test tools at the README's pins, every ansible-* pin left out (the core is this entry's).
     local constraints="$dir.constraints.txt"
     mkdir -p "$(dirname "$dir")"
@@ -65,8 +65,8 @@ COMMSGW_MATRIX_UNIT_TESTS=(core_policy kamailio_tls_render kamailio_view mcp mig
 
 # commsgw_matrix_run NAME PYTHON CORE: the offline suite on one core; non-zero when any part failed.
 commsgw_matrix_run() {
-    local name="$1" python="$2" core="$3" venv rc=0 units=() test
-    venv="$(commsgw_matrix_venv "$name" "$python" "$core")" || return 1
+    local name="$1" python="$2" core="$3" rc=0 units=() test
+    local cache="${COMMSGW_MATRIX_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/commsgw-routing/venv-matrix}"
     if [ "${COMMSGW_MATRIX_UNIT:-}" = all ]; then
         units=(tests/unit)
     else
@@ -75,6 +75,12 @@ commsgw_matrix_run() {
         done
     fi
     (
+        local venv
+        # Another checkout's matrix run may want to rebuild this venv: one user at a time.
+        mkdir -p "$cache"
+        exec 8>"$cache/$name.lock"
+        flock 8
+        venv="$(COMMSGW_MATRIX_DIR="$cache" commsgw_matrix_venv "$name" "$python" "$core")" || exit 1
         export VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH"
         "$venv/bin/ansible-playbook" --version 2>&1 | sed -n '1p;/python version/p' >&2
         # Tests that run this interpreter as another user (setpriv) need it readable by that user;
