@@ -67,8 +67,10 @@ commsgw_setup_venv() {
     fi
     local stamp want
     stamp="$COMMSGW_VENV/.commsgw-$(basename "$requirements").sha256"
-    # requirements-test.txt includes requirements.txt, so hash both plus the interpreter version.
-    want="$(cat "$COMMSGW_ROOT/requirements.txt" "$requirements" <("$COMMSGW_VENV/bin/python" -VV) | sha256sum | cut -d' ' -f1)"
+    # requirements-test.txt includes requirements.txt and the pins of constraints-test.txt, so hash
+    # all three plus the interpreter version.
+    want="$(cat "$COMMSGW_ROOT/requirements.txt" "$COMMSGW_ROOT/constraints-test.txt" "$requirements" \
+        <("$COMMSGW_VENV/bin/python" -VV) | sha256sum | cut -d' ' -f1)"
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
         commsgw_log "venv: $(basename "$requirements") already installed"
     else

@@ -11,12 +11,14 @@ import os
 import signal
 import sys
 import time
+import typing as t
 from pathlib import Path
 
 
 def lab_inventory(tmp: Path, dns_address: str, host: str, domain: str, peers: str, acg: str, core: str,
-                  core_next_hop: str) -> Path:
-    """Write ``tmp/inventory`` (the SBC's files live under ``tmp/live``); returns its hosts.yml."""
+                  core_next_hop: str, extra: t.Optional[t.Mapping[str, t.Any]] = None) -> Path:
+    """Write ``tmp/inventory`` (the SBC's files live under ``tmp/live``); returns its hosts.yml.
+    ``extra``: more group_vars/all.yml (tests/integration/test_ansible_runner.py turns the probe on)."""
     live = tmp / "live"
     inv = tmp / "inventory"
     (inv / "group_vars").mkdir(parents=True)
@@ -47,6 +49,7 @@ def lab_inventory(tmp: Path, dns_address: str, host: str, domain: str, peers: st
         "kamailio_refresher": False,  # tests/integration/test_refresher.py covers it
         "commsgw_dns_nameservers": [dns_address],
         "commsgw_onboard_probe": False,  # no ACG peers run here; tests/integration/test_probe_*.py prove the probe
+        **(extra or {}),
     }))
     return inv / "hosts.yml"
 
