@@ -17,6 +17,21 @@
 COMMSGW_MATRIX_OLDEST="2.16.19"
 COMMSGW_MATRIX_NEWEST="2.21.5"
 
+# An interpreter ansible-core 2.16 supports as a controller (3.10 to 3.12); python3 when none is found
+# (Debian 13's python3 is 3.13, which 2.16 does not list).
+commsgw_matrix_old_python() {
+    local candidate
+    for candidate in "${COMMSGW_MATRIX_OLD_PYTHON:-}" python3 python3.12 python3.11 \
+        "$(pyenv root 2>/dev/null || echo /nonexistent)"/versions/3.1[0-2]*/bin/python3; do
+        [ -n "$candidate" ] || continue
+        if "$candidate" -c 'import sys; sys.exit(not (3, 10) <= sys.version_info < (3, 13))' >/dev/null 2>&1; then
+            command -v "$candidate" || echo "$candidate"
+            return 0
+        fi
+    done
+    echo python3
+}
+
 # An interpreter >= 3.12 that really runs (a pyenv shim for a version not selected exits non-zero).
 commsgw_matrix_new_python() {
     local candidate
@@ -102,7 +117,7 @@ commsgw_matrix_run() {
 stage_matrix() {
     local failed=0 only="${COMMSGW_MATRIX_ONLY:-}" new_python
     if [ -z "$only" ] || [ "$only" = oldest ]; then
-        commsgw_matrix_run oldest python3 "$COMMSGW_MATRIX_OLDEST" || failed=1
+        commsgw_matrix_run oldest "$(commsgw_matrix_old_python)" "$COMMSGW_MATRIX_OLDEST" || failed=1
     fi
     if [ -z "$only" ] || [ "$only" = newest ]; then
         if new_python="$(commsgw_matrix_new_python)"; then
