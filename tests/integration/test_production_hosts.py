@@ -259,6 +259,15 @@ def test_second_run_changes_nothing(rig: Rig) -> None:
         assert rig.main_pid(guest) == pids[guest.name]
 
 
+def test_drift_reads_back_in_sync_over_ssh_with_become(rig: Rig) -> None:
+    """The read-back on the default path: the packaged Kamailio's files in /etc/kamailio (root:kamailio 640)
+    and its RPC socket, read by the non-root SSH user through become."""
+    out = _play(rig.inventory, "playbooks/drift.yml").stdout
+    for guest in (AMS, DUB):
+        # The YAML result format of ansible.cfg: "ok: [host] =>", "msg:", "- in sync".
+        assert re.search(r"ok: \[%s\] =>\s*msg:\s*- in sync\n" % re.escape(guest.name), out), out[-6000:]
+
+
 def test_key_kamailio_cannot_read_is_caught_by_the_preflight(rig: Rig) -> None:
     before = rig.state(AMS)
     rig.root(AMS, "chmod 0600 %s/sbc.key" % TLS_DIR)
