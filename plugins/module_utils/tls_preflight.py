@@ -5,9 +5,7 @@
 
 A key the Kamailio user cannot read, an expired certificate or a chain ACG will not accept shows up
 otherwise only as a failed live start or refused TLS connections. ``check_tls_files`` reads the files
-as the caller (root) but judges readability for the user Kamailio runs as, from mode bits, owner,
-group and that user's groups, including every parent directory. POSIX ACLs are not evaluated; a file
-carrying one gets a warning.
+as the caller (root) but judges readability for the user Kamailio runs as (tls_file_access.py).
 
 Standard library only (the SBC host has python3 but neither ``cryptography`` nor, reliably, the
 ``openssl`` binary). No message ever holds key material: only paths, modes, names and dates.
@@ -15,24 +13,14 @@ Standard library only (the SBC host has python3 but neither ``cryptography`` nor
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
-import grp
-import os
 import platform
-import pwd
 import re
 import ssl
-import stat
 import time
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.certificates import can_decode, decode_pem, dns_names
-
-CERTIFICATE = "certificate"
-PRIVATE_KEY = "private_key"
-CA_BUNDLE = "ca_bundle"
-CHAIN_CA = "chain_ca"
 
 _PEM_CERT = re.compile(r"-----BEGIN CERTIFICATE-----\r?\n.+?-----END CERTIFICATE-----", re.DOTALL)
 _PEM_KEY_BEGIN = re.compile(r"-----BEGIN ((?:RSA |EC |DSA |ENCRYPTED )?PRIVATE KEY)-----")
@@ -43,181 +31,9 @@ _HANDSHAKE_ROUNDS = 16  # a TLS 1.2/1.3 handshake needs 2-3 round trips; more me
 _SECONDS_PER_DAY = 86400
 
 
-@dataclasses.dataclass
-class PreflightResult:
-    """What the preflight found; ``as_dict`` is what the module returns."""
-
-    errors: list[str] = dataclasses.field(default_factory=list)
-    warnings: list[str] = dataclasses.field(default_factory=list)
-    certificate: dict[str, t.Any] = dataclasses.field(default_factory=dict)
-    checked: dict[str, t.Any] = dataclasses.field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    def as_dict(self) -> dict[str, t.Any]:
-        return {"ok": self.ok, "errors": list(self.errors), "warnings": list(self.warnings),
-                "certificate": dict(self.certificate), "checked": dict(self.checked)}
-
-
-@dataclasses.dataclass(frozen=True)
-class RunAsUser:
-    """The account whose access is judged: its uid and every group it is in."""
-
-    name: str
-    uid: int
-    gid: int
-    groups: frozenset[int]
-
-    def group_names(self) -> list[str]:
-        return sorted(_group_name(gid) for gid in self.groups)
-
-
-def lookup_user(name: str) -> RunAsUser:
-    """Raises KeyError for an unknown user."""
-    entry = pwd.getpwnam(name)
-    groups = {entry.pw_gid}
-    groups.update(group.gr_gid for group in grp.getgrall() if name in group.gr_mem)
-    return RunAsUser(name=name, uid=entry.pw_uid, gid=entry.pw_gid, groups=frozenset(groups))
-
-
-def _group_name(gid: int) -> str:
-    try:
-        return grp.getgrgid(gid).gr_name
-    except KeyError:
-        return str(gid)
-
-
-def _user_name(uid: int) -> str:
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
-
-
-def permits(info: os.stat_result, user: RunAsUser, bit: int) -> bool:
-    """Whether the mode bits grant ``bit`` (4 = r, 1 = x) to ``user``: owner, else group, else other."""
-    if user.uid == 0:
-        return True  # root reads and searches regardless of mode (CAP_DAC_OVERRIDE)
-    if info.st_uid == user.uid:
-        return bool(info.st_mode & (bit << 6))
-    if info.st_gid in user.groups:
-        return bool(info.st_mode & (bit << 3))
-    return bool(info.st_mode & bit)
-
-
-def _describe_mode(info: os.stat_result) -> str:
-    return "mode %04o, owner %s, group %s" % (stat.S_IMODE(info.st_mode), _user_name(info.st_uid),
-                                              _group_name(info.st_gid))
-
-
-def _ancestors(path: str) -> list[str]:
-    """Every directory above ``path``, from / down."""
-    found = []
-    parent = os.path.dirname(path)
-    while True:
-        found.append(parent)
-        upper = os.path.dirname(parent)
-        if upper == parent:
-            break
-        parent = upper
-    return list(reversed(found))
-
-
-def _directories_to_search(path: str) -> list[str]:
-    """Directories the kernel walks to open ``path``: those of the path as given and, past a symlink, of its target."""
-    seen: set[tuple[int, int]] = set()
-    walk = []
-    for directory in _ancestors(os.path.abspath(path)) + _ancestors(os.path.realpath(path)):
-        try:
-            info = os.stat(directory)
-        except OSError:
-            continue  # the file check reports a missing path
-        if (info.st_dev, info.st_ino) not in seen:
-            seen.add((info.st_dev, info.st_ino))
-            walk.append(directory)
-    return walk
-
-
-def _has_acl(path: str) -> bool:
-    try:
-        os.getxattr(path, "system.posix_acl_access")
-    except (OSError, AttributeError):
-        return False
-    return True
-
-
-def _label(option: str, path: str) -> str:
-    """'private_key /etc/x.key' or, for a symlink, 'private_key /etc/x.key (a symlink to /srv/y.key)'."""
-    if os.path.islink(path):
-        return "%s %s (a symlink to %s)" % (option, path, os.path.realpath(path))
-    return "%s %s" % (option, path)
-
-
-_PERMISSION_ADVICE = {
-    PRIVATE_KEY: "chown root:{group} {path} && chmod 0640 {path}",
-    CERTIFICATE: "chmod 0644 {path}",
-    CA_BUNDLE: "chmod 0644 {path}",
-    CHAIN_CA: "chmod 0644 {path}",
-}
-
-
-def check_file_access(option: str, path: str, user: t.Optional[RunAsUser],
-                      result: PreflightResult) -> bool:
-    """Exists, is a regular file and (when ``user`` is known) readable by it. Records and reports; True if usable."""
-    label = _label(option, path)
-    record: dict[str, t.Any] = {"path": path, "resolved": os.path.realpath(path), "symlink": os.path.islink(path)}
-    result.checked.setdefault("files", {})[option] = record
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        result.errors.append("%s does not exist%s; expected a PEM file at this path" % (
-            label, " (dangling symlink)" if os.path.islink(path) else ""))
-        return False
-    except OSError as exc:
-        result.errors.append("%s cannot be examined: %s; expected a readable PEM file" % (label, exc.strerror))
-        return False
-    record.update(mode="%04o" % stat.S_IMODE(info.st_mode), owner=_user_name(info.st_uid),
-                  group=_group_name(info.st_gid))
-    if not stat.S_ISREG(info.st_mode):
-        result.errors.append("%s is not a regular file (%s); expected a PEM file" % (
-            label, "a directory" if stat.S_ISDIR(info.st_mode) else "a special file"))
-        return False
-    if user is None:
-        return True  # the unknown user is reported once, by the caller
-    if _has_acl(path):
-        result.warnings.append("%s has a POSIX ACL; readability for %s was judged from the mode bits only"
-                               % (label, user.name))
-    for directory in _directories_to_search(path):
-        dir_info = os.stat(directory)
-        if not permits(dir_info, user, 1):
-            record["readable_by_run_as_user"] = False
-            result.errors.append(
-                "%s: user %s cannot reach it: directory %s (%s) is not searchable (x) by %s; expected x for %s on"
-                " every parent directory, e.g. chown root:%s %s && chmod 0750 %s"
-                % (label, user.name, directory, _describe_mode(dir_info), user.name, user.name,
-                   _group_name(user.gid), directory, directory))
-            return True  # root can still read it: the content checks go on
-    readable = permits(info, user, 4)
-    record["readable_by_run_as_user"] = readable
-    if not readable:
-        advice = _PERMISSION_ADVICE[option].format(group=_group_name(user.gid), path=path)
-        result.errors.append("%s: user %s (groups %s) cannot read it (%s); expected read access for %s, e.g. %s"
-                             % (label, user.name, ", ".join(user.group_names()), _describe_mode(info), user.name,
-                                advice))
-    return True
-
-
-def check_key_mode(path: str, user: t.Optional[RunAsUser], result: PreflightResult) -> None:
-    """A private key must not grant anything to other users."""
-    info = os.stat(path)
-    if stat.S_IMODE(info.st_mode) & 0o007:
-        group = _group_name(user.gid) if user else "kamailio"
-        result.errors.append(
-            "%s is accessible to every user on the host (%s); expected no access for others, e.g."
-            " chown root:%s %s && chmod 0640 %s"
-            % (_label(PRIVATE_KEY, path), _describe_mode(info), group, path, path))
+from ansible_collections.commsgw.routing.plugins.module_utils.tls_file_access import (
+    CA_BUNDLE, CERTIFICATE, CHAIN_CA, PRIVATE_KEY, PreflightResult, RunAsUser, check_file_access, check_key_mode,
+    file_label, lookup_user)
 
 
 def _openssl_reason(exc: ssl.SSLError) -> str:
@@ -245,7 +61,7 @@ def _iso(seconds: float) -> str:
 
 def check_certificate_dates(path: str, now: float, expiry_warning_days: int, result: PreflightResult) -> bool:
     """Decode the leaf (first) certificate, report validity; True when the leaf is outside its validity period."""
-    label = _label(CERTIFICATE, path)
+    label = file_label(CERTIFICATE, path)
     match = _PEM_CERT.search(_read_text(path))
     if match is None:
         result.errors.append("%s holds no PEM certificate (no -----BEGIN CERTIFICATE----- block); expected the SBC"
@@ -292,13 +108,13 @@ def check_ca_file(option: str, path: str, result: PreflightResult) -> bool:
         context.load_verify_locations(cafile=path)
     except ssl.SSLError as exc:
         result.errors.append("%s does not load as a CA file (%s); expected one or more PEM CA certificates"
-                             % (_label(option, path), _openssl_reason(exc)))
+                             % (file_label(option, path), _openssl_reason(exc)))
         return False
     stats = context.cert_store_stats()
     result.checked.setdefault("files", {}).setdefault(option, {})["certificates"] = stats["x509"]
     if stats["x509_ca"] == 0:
         result.warnings.append("%s holds %d certificate(s) but no CA certificate (basicConstraints CA:TRUE);"
-                               " expected the root CA(s) to trust" % (_label(option, path), stats["x509"]))
+                               " expected the root CA(s) to trust" % (file_label(option, path), stats["x509"]))
     return True
 
 
@@ -319,7 +135,7 @@ def _server_context(certificate: str, private_key: str) -> ssl.SSLContext:
 
 def check_key_matches(certificate: str, private_key: str, result: PreflightResult) -> bool:
     """The private key loads unencrypted and belongs to the (leaf) certificate."""
-    key_label = _label(PRIVATE_KEY, private_key)
+    key_label = file_label(PRIVATE_KEY, private_key)
     if _PEM_KEY_BEGIN.search(_read_text(private_key)) is None:
         result.errors.append("%s holds no PEM private key (no -----BEGIN ... PRIVATE KEY----- block); expected the"
                              " SBC's unencrypted private key in PEM" % key_label)
@@ -334,10 +150,10 @@ def check_key_matches(certificate: str, private_key: str, result: PreflightResul
     except ssl.SSLError as exc:
         if exc.reason == "KEY_VALUES_MISMATCH":
             result.errors.append("%s does not belong to %s (OpenSSL: key values mismatch); expected the key the"
-                                 " certificate was issued for" % (key_label, _label(CERTIFICATE, certificate)))
+                                 " certificate was issued for" % (key_label, file_label(CERTIFICATE, certificate)))
         else:
             result.errors.append("%s and %s cannot be loaded together (OpenSSL: %s); expected a PEM certificate and"
-                                 " its unencrypted PEM private key" % (_label(CERTIFICATE, certificate), key_label,
+                                 " its unencrypted PEM private key" % (file_label(CERTIFICATE, certificate), key_label,
                                                                        _openssl_reason(exc)))
         return False
     return True
@@ -391,10 +207,10 @@ def check_chain(certificate: str, private_key: str, trust_option: str, trust: st
         result.errors.append(
             "%s does not verify against %s: %s; expected the certificate file to hold the leaf followed by every"
             " intermediate, and %s to hold the root CA that ACG trusts for the SBC's certificate"
-            % (_label(CERTIFICATE, certificate), _label(trust_option, trust), failure.verify_message, trust_option))
+            % (file_label(CERTIFICATE, certificate), file_label(trust_option, trust), failure.verify_message, trust_option))
     else:
         result.errors.append("%s: the test TLS handshake failed (%s); expected a handshake with %s as trust"
-                             % (_label(CERTIFICATE, certificate), _openssl_reason(failure), trust_option))
+                             % (file_label(CERTIFICATE, certificate), _openssl_reason(failure), trust_option))
     return False
 
 

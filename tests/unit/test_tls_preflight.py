@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils.tls_preflight import (
-    RunAsUser, check_tls_files, permits)
+from ansible_collections.commsgw.routing.plugins.module_utils.tls_file_access import RunAsUser, permits
+from ansible_collections.commsgw.routing.plugins.module_utils.tls_preflight import check_tls_files
 from harness.pki import Issued, TestCA
 from harness.tools import needs, run_module
 
