@@ -17,11 +17,9 @@ description:
   - Errors fail the task; warnings (advice) only fail it with O(fail_on_warnings).
   - Runs on the controller; makes no change.
 author: commsgw.routing contributors (@commsgw)
+extends_documentation_fragment:
+  - commsgw.routing.inventory
 options:
-  hosts:
-    description: Host name to that host's commsgw variables, as returned by the P(commsgw.routing.sbc_facts#filter) filter.
-    type: dict
-    required: true
   resource:
     description: The ACG resource body, RV(commsgw.routing.acg_resource_info#module:raw).
     type: dict

@@ -16,17 +16,11 @@ description:
   - Fails, building nothing, when any deployment has a validation error.
   - Runs on the controller; makes no change.
 author: commsgw.routing contributors (@commsgw)
+extends_documentation_fragment:
+  - commsgw.routing.inventory
+  - commsgw.routing.inventory.sbc_settings
+  - commsgw.routing.read_only
 options:
-  hosts:
-    description: Host name to that host's commsgw variables, as returned by the P(commsgw.routing.sbc_facts#filter) filter.
-    type: dict
-    required: true
-  require_sbc_settings:
-    description:
-      - Also report SBC hosts without C(commsgw_sbc) (their sockets, next hop and certificates).
-      - C(commsgw_sbc) is always checked when present; it is needed to render or push, not to validate or plan.
-    type: bool
-    default: false
   resolved:
     description: SRV name to SRV answer, as returned by M(commsgw.routing.srv_audit) in RV(commsgw.routing.srv_audit#module:answers).
     type: dict
@@ -48,9 +42,6 @@ attributes:
   check_mode:
     description: Only computes the plans; the result is the same in check mode.
     support: full
-  diff_mode:
-    description: Makes no change, so there is nothing to diff.
-    support: none
 """
 
 EXAMPLES = r"""

@@ -23,6 +23,7 @@ author: commsgw.routing contributors (@commsgw)
 requirements:
   - dnspython >= 2.0
 extends_documentation_fragment:
+  - commsgw.routing.read_only
   - commsgw.routing.dns
 options:
   deployment:
@@ -43,9 +44,6 @@ attributes:
   check_mode:
     description: Can run in check mode; the module only reads DNS, so the result is the same.
     support: full
-  diff_mode:
-    description: Makes no change, so there is nothing to diff.
-    support: none
 """
 
 EXAMPLES = r"""

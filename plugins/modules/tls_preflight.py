@@ -21,6 +21,8 @@ description:
   - Must read the files, so it normally runs with C(become). Standard library only on the host. Makes no change and
     never returns key material.
 author: commsgw.routing contributors (@commsgw)
+extends_documentation_fragment:
+  - commsgw.routing.read_only
 options:
   certificate:
     description: The SBC's certificate file (PEM), leaf first, then every intermediate.
@@ -52,9 +54,6 @@ attributes:
   check_mode:
     description: Runs in check mode too; the module only reads, so the result is the same.
     support: full
-  diff_mode:
-    description: Makes no change, so there is nothing to diff.
-    support: none
 """
 
 EXAMPLES = r"""

@@ -15,18 +15,11 @@ description:
     O(fail_on_warnings).
   - Runs on the controller; makes no change.
 author: commsgw.routing contributors (@commsgw)
+extends_documentation_fragment:
+  - commsgw.routing.inventory
+  - commsgw.routing.inventory.sbc_settings
+  - commsgw.routing.read_only
 options:
-  hosts:
-    description:
-      - Host name to that host's commsgw variables, as returned by the P(commsgw.routing.sbc_facts#filter) filter.
-    type: dict
-    required: true
-  require_sbc_settings:
-    description:
-      - Also report SBC hosts without C(commsgw_sbc) (their sockets, next hop and certificates).
-      - C(commsgw_sbc) is always checked when present; it is needed to render or push, not to validate or plan.
-    type: bool
-    default: false
   fail_on_warnings:
     description: Treat warnings as errors.
     type: bool
@@ -35,9 +28,6 @@ attributes:
   check_mode:
     description: Only reads the inventory; the result is the same in check mode.
     support: full
-  diff_mode:
-    description: Makes no change, so there is nothing to diff.
-    support: none
 """
 
 EXAMPLES = r"""
