@@ -24,4 +24,3 @@ options:
     type: bool
     default: false
 """
-

@@ -59,7 +59,8 @@ def _play(args: list[str], inventory: Path, check: bool = True) -> subprocess.Co
 
 
 def _recap(output: str, host: str) -> dict[str, int]:
-    match = re.search(r"^%s\s*:\s*(.*)$" % re.escape(host), output, re.MULTILINE)
+    # The PLAY RECAP line: progress lines also start with "<host>:".
+    match = re.search(r"^%s\s*:\s*(ok=.*)$" % re.escape(host), output, re.MULTILINE)
     assert match, output[-3000:]
     return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(1))}
 
