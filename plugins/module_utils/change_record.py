@@ -13,7 +13,6 @@ the SBC it was on ``in progress``. Pure functions on dicts; the caller reads and
 from __future__ import annotations
 
 import datetime
-import hashlib
 import os
 import re
 import typing as t
@@ -28,10 +27,6 @@ Record = t.Dict[str, t.Any]
 
 class ChangeRecordError(ValueError):
     """Bad input: the message names the option and what is expected."""
-
-
-def sha256_text(text: t.Optional[str]) -> t.Optional[str]:
-    return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def now_iso() -> str:

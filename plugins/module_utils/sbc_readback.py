@@ -61,6 +61,7 @@ def peer_key(peer: t.Mapping[str, t.Any]) -> tuple[t.Any, int]:
 
 
 def sha256_text(text: t.Optional[str]) -> t.Optional[str]:
+    """The hash of a file's text as the read-back and the change records name it (None: no such file)."""
     return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -161,7 +161,7 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils.change_record import sha256_text
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback import sha256_text
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
     DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, try_candidate)
 from ansible_collections.commsgw.routing.plugins.module_utils.module_files import install_text, prune_backups
