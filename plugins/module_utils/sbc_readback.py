@@ -36,7 +36,8 @@ class ReadbackError(ValueError):
     """The SBC's configuration cannot be read back in the plan's vocabulary."""
 
 
-_URI_RE = re.compile(r"^sips?:(?:[^@;>]*@)?(\[[^\]]+\]|[^:;>]+)(?::(\d+))?(.*)$", re.IGNORECASE)
+# re.ASCII: a str pattern's \d would also take other scripts' digits, which int() then accepts.
+_URI_RE = re.compile(r"^sips?:(?:[^@;>]*@)?(\[[^\]]+\]|[^:;>]+)(?::(\d+))?((?:[;>].*)?)$", re.IGNORECASE | re.ASCII)
 
 
 def parse_sip_uri(uri: str) -> tuple[str, int, str]:

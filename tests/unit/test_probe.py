@@ -69,6 +69,10 @@ def test_sip_uri_and_dispatcher_parsing() -> None:
     assert probe.parse_sip_uri("sips:[2001:db8::1]") == ("2001:db8::1", 5061, "tls")
     with pytest.raises(ValueError):
         probe.parse_sip_uri("http://x")
+    # A port that is not ASCII digits is refused, not read as digits of another script or dropped for 5060.
+    for hostile in ("sip:10.0.0.1:\u0663", "sip:10.0.0.1:\u00b9", "sip:10.0.0.1:50x60"):
+        with pytest.raises(ValueError):
+            probe.parse_sip_uri(hostile)
     text = "# comment\n1 sip:127.0.10.1:5061;transport=tls 8 20 rweight=60\n\n2 sip:127.0.11.1:5061;transport=tls 8\n"
     rows = probe.parse_dispatcher_list(text)
     assert [(r.set_id, r.host, r.port, r.transport) for r in rows] == [(1, "127.0.10.1", 5061, "tls"),
