@@ -14,7 +14,8 @@ import typing as t
 from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_readback as kb
 from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_runtime as kr
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_settings import FIELDS, parse_kamailio_settings
-from ansible_collections.commsgw.routing.plugins.module_utils.probe_view_kamailio import read_kamailio_view
+from ansible_collections.commsgw.routing.plugins.module_utils.probe_view_kamailio import (
+    parse_dispatcher_rpc, read_kamailio_view)
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform import PeerStateError, Refresher, SbcPlatform
 
 
@@ -24,6 +25,20 @@ def certificate_paths(files: t.Mapping[str, t.Optional[str]]) -> list[str]:
         return []
     cert = kb.parse_tls_cfg(files["tls.cfg"] or "").get("certificate")
     return [cert] if cert else []
+
+
+RUNTIME_QUERIES = ("dispatcher.list", "permissions.subnetDump")
+
+
+def runtime_state(files: t.Mapping[str, t.Optional[str]], answers: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+    """The running state from the two RPC answers (None: not answered), as ``read_state`` builds it."""
+    spec = kb.load_spec(files.get("commsgw-srv.json")) or {}
+    return kb.runtime_state(spec, answers.get("dispatcher.list"), answers.get("permissions.subnetDump"))
+
+
+def runtime_peers(answers: t.Mapping[str, t.Any]) -> list[t.Any]:
+    """The probe view's running destinations from the dispatcher.list RPC answer."""
+    return parse_dispatcher_rpc(answers.get("dispatcher.list"))
 
 
 def peer_states(options: t.Mapping[str, t.Any]) -> t.Callable[[], dict[str, str]]:
@@ -57,6 +72,9 @@ KAMAILIO = SbcPlatform(
     certificate_paths=certificate_paths,
     read_state=kb.read_state,
     weight_scale=kb.WEIGHT_SCALE,
+    runtime_queries=RUNTIME_QUERIES,
+    runtime_state=runtime_state,
+    runtime_peers=runtime_peers,
     probe_view=read_kamailio_view,
     peer_states=peer_states,
     # Kamailio cannot follow SRV itself (docs/kamailio-notes.md): refresher.py rewrites the rows.

@@ -68,6 +68,9 @@ class SbcPlatform:
       files name (their content is part of the state).
     * ``read_state(options)``: the running SBC's state (files and live runtime);
       ``weight_scale``: how the platform keeps the plan's SRV weights within one priority tier.
+    * ``runtime_queries``: the live queries the reader and probe view make (Kamailio: RPC methods);
+      ``runtime_state(files, answers)``: their answers (query -> answer) as the runtime part of the
+      state; ``runtime_peers(answers)``: the same answers as the probe view's running destinations.
     * ``probe_view(options) -> probe_view.SbcView``: the runtime peer view for the probe.
     * ``peer_states(options) -> poll``: ``poll() -> {address:port: flags}``, the live peer states a
       migration waits on (OSError: cannot set up; ``PeerStateError`` from a poll: try again).
@@ -88,6 +91,9 @@ class SbcPlatform:
     certificate_paths: t.Callable[[Files], t.List[str]]
     read_state: t.Callable[[t.Mapping[str, t.Any]], State]
     weight_scale: t.Callable[[t.Sequence[int]], t.List[int]]
+    runtime_queries: tuple[str, ...]
+    runtime_state: t.Callable[[Files, t.Mapping[str, t.Any]], t.Dict[str, t.Any]]
+    runtime_peers: t.Callable[[t.Mapping[str, t.Any]], t.List[t.Any]]
     probe_view: t.Callable[[t.Mapping[str, t.Any]], t.Any]
     peer_states: t.Callable[[t.Mapping[str, t.Any]], t.Callable[[], t.Dict[str, str]]]
     refresher: Refresher

@@ -14,6 +14,8 @@ import typing as t
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_platform import KAMAILIO
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform import SbcPlatform, UnknownPlatform
 
+__all__ = ["DEFAULT_PLATFORM", "PLATFORMS", "PLATFORM_VAR", "UnknownPlatform", "get_platform", "platform_names"]
+
 PLATFORM_VAR = "commsgw_sbc_platform"
 DEFAULT_PLATFORM = "kamailio"
 PLATFORMS: dict[str, SbcPlatform] = {p.name: p for p in (KAMAILIO,)}
