@@ -16,12 +16,12 @@ import typing as t
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Finding, Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Deployment, Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import DEFAULT_PLATFORM, PLATFORM_VAR
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import SBC_VAR, parse_sbc_settings
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import deployment_label, validate_deployment
 
 DEPLOYMENT_VAR = "commsgw_deployment"
 SITE_VAR = "commsgw_site"
-PLATFORM_VAR = "commsgw_sbc_platform"
 # Set by the sbc_facts filter for a host whose groups set different sites (group name -> its site).
 SITE_GROUPS_VAR = "commsgw_site_groups"
 
@@ -52,8 +52,9 @@ def collect_deployments(hostvars: t.Mapping[str, t.Mapping[str, t.Any]]) -> list
             else:
                 variant["hosts"].append(host)
         entry["sbcs"].append({"host": host, "site": variables.get(SITE_VAR),
-                              "platform": variables.get(PLATFORM_VAR, "kamailio")})
+                              "platform": variables.get(PLATFORM_VAR, DEFAULT_PLATFORM)})
         entry.setdefault("settings", {})[host] = variables.get(SBC_VAR)
+        entry.setdefault("platforms", {})[host] = variables.get(PLATFORM_VAR, DEFAULT_PLATFORM)
         if variables.get(SITE_GROUPS_VAR):
             entry.setdefault("site_groups", {})[host] = variables[SITE_GROUPS_VAR]
     return [by_name[name] for name in sorted(by_name)]
@@ -94,7 +95,7 @@ def _sbc_settings_findings(entry: dict[str, t.Any], deployment: Deployment, requ
     transport = deployment.acg_transport if isinstance(deployment.acg_transport, str) else "tls"
     for host, raw in sorted(entry.get("settings", {}).items()):
         if raw is not None or required:
-            parse_sbc_settings(raw, host, transport, findings)
+            parse_sbc_settings(raw, host, transport, findings, entry["platforms"][host])
     return findings.items
 
 

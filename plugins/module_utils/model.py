@@ -17,7 +17,6 @@ from ansible_collections.commsgw.routing.plugins.module_utils.findings import Fi
 
 DEPLOYMENT_TYPES = ("production", "lab")
 ACG_TRANSPORTS = ("tls", "tcp", "udp")
-PLATFORMS = ("kamailio",)
 MCP_POLICIES = ("retry", "continue")
 # How the SBC recognises a request bound for MCP (docs/mcp.md). An S-CSCF invokes MCP as an AS through
 # its iFC, whose ServerName is sips:<mcp-hostname>;transport=tcp;service=mcp: it becomes the top Route.

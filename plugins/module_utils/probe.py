@@ -24,7 +24,8 @@ Runs on the SBC host with the standard library and dnspython only (no yaml/jinja
 This module is the orchestrator; the parts live in focused modules: ``probe_settings`` (settings,
 targets, results, failure classes), ``probe_tls`` (contexts, failure classes, certificates),
 ``probe_exchange`` (one peer), ``probe_dns`` (SRV records to targets), ``probe_view`` (the SBC's
-view, drift and settling), ``probe_view_kamailio`` (Kamailio's reader) and ``probe_verdicts``.
+view, drift and settling), the platform registry ``sbc_platforms`` (each platform's reader) and
+``probe_verdicts``.
 Names the module and its callers use are re-exported here.
 """
 
@@ -50,8 +51,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.probe_verdicts imp
     group_verdict, peer_verdict, sbc_verdict, site_verdict)
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_view import (
     SETTLE_CAP_S, SbcDestination, SbcView, compare_view, default_settle_s, empty_section, parse_sip_uri, read_settled)
-from ansible_collections.commsgw.routing.plugins.module_utils.probe_view_kamailio import (
-    parse_dispatcher_list, parse_dispatcher_rpc, read_kamailio_view)
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import PLATFORMS
 
 __all__ = [  # the probe's public names, wherever they live
     "CONNECT_ERROR", "CONNECT_REFUSED", "CONNECT_TIMEOUT", "DNS", "FAIL", "FAILURE_CLASSES", "MALFORMED_REPLY",
@@ -60,13 +60,14 @@ __all__ = [  # the probe's public names, wherever they live
     "TLS_VERIFY_FAILURES", "TRANSPORT_NOT_ALLOWED", "WARN", "WRONG_TRANSACTION", "PeerResult", "PeerTarget",
     "ProbeSettings", "Thresholds", "TlsContexts", "cert_summary", "classify_ssl_error", "tls_context",
     "SETTLE_CAP_S", "SbcDestination", "SbcView", "compare_view", "default_settle_s", "parse_sip_uri",
-    "parse_dispatcher_list", "parse_dispatcher_rpc", "read_kamailio_view", "probe_peer", "resolve_record",
+    "probe_peer", "resolve_record",
     "REPORT_SCHEMA_VERSION", "SBC_VIEWS", "run_probe"]
 
 REPORT_SCHEMA_VERSION = 1
 
-# The SBC's own view, per platform (commsgw_sbc_platform): options -> SbcView.
-SBC_VIEWS: dict[str, t.Callable[[t.Mapping[str, t.Any]], SbcView]] = {"kamailio": read_kamailio_view}
+# The SBC's own view, per platform (commsgw_sbc_platform): options -> SbcView, from the platform registry.
+SBC_VIEWS: dict[str, t.Callable[[t.Mapping[str, t.Any]], SbcView]] = {
+    name: platform.probe_view for name, platform in PLATFORMS.items()}
 
 # One SRV record to check: (kind, record, /28 ranges, transport, plan path).
 _Record = t.Tuple[str, t.Dict[str, t.Any], t.List[str], str, str]

@@ -1,10 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Per-SBC host settings: the ``commsgw_sbc`` inventory variable of each Kamailio SBC host.
+"""Per-SBC host settings: the ``commsgw_sbc`` inventory variable of each SBC host.
 
 The routing plan says *where* calls go; these settings say how one SBC box is wired (its sockets,
-files and process sizing). Every field, its default and why:
+files and process sizing). The keys below are common to every platform; the host's platform
+(``commsgw_sbc_platform``, see ``sbc_platforms``) validates its own keys in the same mapping
+(Kamailio: ``kamailio_settings``: config_dir, run_dir, memory, workers, log level...). Every
+common field, its default and why:
 
 ``acg_listen``            mapping, required. ``address``: the explicit IPv4 address of the ACG-facing
                           socket (no wildcard: the config tells the two sides apart by socket);
@@ -17,16 +20,6 @@ files and process sizing). Every field, its default and why:
 ``tls``                   mapping, required when the deployment uses TLS: ``certificate``,
                           ``private_key``, ``ca_bundle`` (absolute paths on the SBC) and
                           ``verify_hostname`` (default true, R-24).
-``config_dir``            absolute path, default /etc/kamailio: every rendered file is referenced
-                          by an absolute path under it.
-``run_dir``               absolute path, default /run/kamailio: jsonrpcs FIFO/socket and ctl socket.
-``shared_memory_mb``      default 512 with TLS (OpenSSL contexts need it), 128 otherwise.
-``private_memory_mb``     default 8 (Kamailio's own default).
-``udp_workers``           default 4: SIP worker processes per UDP socket.
-``tcp_workers``           default 2. With TLS keep it low or use ECDSA client keys (see the notes on
-                          RSA signatures with several TCP workers).
-``allow_tls_on_unfixed_kamailio``  default false: the documented override to render TLS for a
-                          Kamailio older than 5.7.5 (memory corruption under OpenSSL 3).
 ``acl_action``            reject|drop, default reject: a request on the ACG-facing socket from
                           outside every ACG /28 gets "403 Forbidden" (reject) or no answer (drop).
 ``emergency_reply_code``  default 403: the final reply to an emergency dial string arriving from
@@ -34,9 +27,6 @@ files and process sizing). Every field, its default and why:
 ``size_headroom_bytes``   default 256: bytes this SBC adds to a request (one Via, two
                           Record-Route); a received message longer than the ACG limit minus this
                           is refused locally with 513 (R-27).
-``options_timeout_ms``    default min(1000, options interval / 2): how long an OPTIONS probe
-                          waits (the global tm fr_timer); keeps "taken out" within window + 1 s.
-``log_level``             Kamailio ``debug`` level, default 2 (notice... errors).
 ``core_allowed_sources``  list of IPv4 CIDRs allowed to send to ``core_listen`` (absent: no core
                           ACL, with a warning); ``number_normalisation``: optional rewrite of
                           non-E.164 numbers towards ACG (R-26). Both: see ``core_policy``.
@@ -51,32 +41,20 @@ from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import
     parse_core_allowed_sources, parse_number_normalisation)
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.host_port import HostPortError, split_host_port
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
-    DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB,
-    DEFAULT_TLS_SHARED_MEMORY_MB)
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import DEFAULT_PLATFORM, PLATFORMS
+from ansible_collections.commsgw.routing.plugins.module_utils.settings_fields import abs_path, int_fields, is_int
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import fqdn_problem
 
 SBC_VAR = "commsgw_sbc"
 CORE_TRANSPORTS = ("udp", "tcp")
 ACL_ACTIONS = ("reject", "drop")
 _INT_RANGES: dict[str, tuple[int, int]] = {
-    "shared_memory_mb": (64, 65536),
-    "private_memory_mb": (4, 1024),
-    "udp_workers": (1, 64),
-    "tcp_workers": (1, 64),
     "emergency_reply_code": (400, 699),
     "size_headroom_bytes": (0, 4096),
-    "options_timeout_ms": (100, 10000),
-    "log_level": (-5, 3),
 }
-_TOP_FIELDS = ("acg_listen", "core_listen", "core_next_hop", "tls", "config_dir", "run_dir", "shared_memory_mb",
-               "private_memory_mb", "udp_workers", "tcp_workers", "allow_tls_on_unfixed_kamailio", "acl_action",
-               "emergency_reply_code", "size_headroom_bytes", "options_timeout_ms", "log_level",
-               "core_allowed_sources", "number_normalisation")
-
-
-def _is_int(value: t.Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+# Keys every platform shares; a platform adds its own (SbcPlatform.settings_fields).
+COMMON_FIELDS = ("acg_listen", "core_listen", "core_next_hop", "tls", "acl_action", "emergency_reply_code",
+                 "size_headroom_bytes", "core_allowed_sources", "number_normalisation")
 
 
 def _address(raw: t.Any, path: str, findings: Findings) -> t.Optional[str]:
@@ -98,7 +76,7 @@ def _address(raw: t.Any, path: str, findings: Findings) -> t.Optional[str]:
 def _port(raw: t.Any, path: str, default: int, findings: Findings) -> int:
     if raw is None:
         return default
-    if not _is_int(raw) or not 1 <= raw <= 65535:
+    if not is_int(raw) or not 1 <= raw <= 65535:
         findings.error(path, "is not a port number", "an integer 1..65535", raw)
         return default
     return int(raw)
@@ -116,29 +94,23 @@ def _mapping(raw: t.Any, path: str, fields: t.Sequence[str], findings: Findings)
     return raw
 
 
-def _abs_path(raw: t.Any, path: str, default: t.Optional[str], findings: Findings) -> t.Optional[str]:
-    if raw is None:
-        return default
-    # Paths are written into quoted strings of kamailio.cfg and tls.cfg.
-    unsafe = isinstance(raw, str) and any(ch.isspace() or ch == '"' or ord(ch) < 32 or ord(ch) == 127 for ch in raw)
-    if not isinstance(raw, str) or not raw.startswith("/") or unsafe:
-        findings.error(path, "is not an absolute path", "an absolute path without spaces or quotes", raw)
-        return default
-    return raw.rstrip("/") or "/"
-
-
-def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Findings) -> dict[str, t.Any]:
+def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Findings,
+                       platform: t.Any = DEFAULT_PLATFORM) -> dict[str, t.Any]:
     """Validate ``commsgw_sbc`` of ``host`` and return it complete with defaults (plain data).
 
-    Problems are added to ``findings`` with paths ``hosts[<host>].commsgw_sbc.<field>``; the returned
-    mapping is only meaningful when no error was added.
+    The common keys are checked here and the keys of ``platform`` (``commsgw_sbc_platform``) by
+    that platform's validator; an unregistered platform (reported by the deployment validation)
+    gets only the common checks. Problems are added to ``findings`` with paths
+    ``hosts[<host>].commsgw_sbc.<field>``; the returned mapping is only meaningful when no error was added.
     """
     base = "hosts[%s].%s" % (host, SBC_VAR)
     tls = acg_transport == "tls"
     if raw is None:
         findings.error(base, "is missing", "a mapping with at least acg_listen, core_listen and core_next_hop")
         raw = {}
-    top = _mapping(raw, base, _TOP_FIELDS, findings)
+    registered = PLATFORMS.get(platform) if isinstance(platform, str) else None
+    own = registered.settings_fields if registered else ()
+    top = _mapping(raw, base, COMMON_FIELDS + own, findings) if registered else _common_only(raw, base, findings)
 
     acg_raw = _mapping(top.get("acg_listen"), base + ".acg_listen", ("address", "port"), findings)
     acg = {"address": _address(acg_raw.get("address"), base + ".acg_listen.address", findings),
@@ -169,7 +141,7 @@ def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Find
         for key in ("certificate", "private_key", "ca_bundle"):
             if tls_raw.get(key) is None:
                 findings.error("%s.tls.%s" % (base, key), "is missing", "an absolute path on the SBC (R-24)")
-            tls_settings[key] = _abs_path(tls_raw.get(key), "%s.tls.%s" % (base, key), None, findings)
+            tls_settings[key] = abs_path(tls_raw.get(key), "%s.tls.%s" % (base, key), None, findings)
         verify = tls_raw.get("verify_hostname", True)
         if not isinstance(verify, bool):
             findings.error(base + ".tls.verify_hostname", "is not a boolean", "true or false", verify)
@@ -186,30 +158,12 @@ def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Find
         "core_listen": core,
         "core_next_hop": next_hop,
         "tls": tls_settings,
-        "config_dir": _abs_path(top.get("config_dir"), base + ".config_dir", DEFAULT_CONFIG_DIR, findings),
-        "run_dir": _abs_path(top.get("run_dir"), base + ".run_dir", DEFAULT_RUN_DIR, findings),
-        "shared_memory_mb": DEFAULT_TLS_SHARED_MEMORY_MB if tls else DEFAULT_SHARED_MEMORY_MB,
-        "private_memory_mb": DEFAULT_PRIVATE_MEMORY_MB,
-        "udp_workers": 4,
-        "tcp_workers": 2,
         "emergency_reply_code": 403,
         "size_headroom_bytes": 256,
-        "options_timeout_ms": None,  # derived from the plan's OPTIONS interval when rendering
-        "log_level": 2,
     }
-    for key, (low, high) in _INT_RANGES.items():
-        value = top.get(key)
-        if value is None:
-            continue
-        if not _is_int(value) or not low <= value <= high:
-            findings.error("%s.%s" % (base, key), "is out of range", "an integer %d..%d" % (low, high), value)
-            continue
-        settings[key] = int(value)
-    override = top.get("allow_tls_on_unfixed_kamailio", False)
-    if not isinstance(override, bool):
-        findings.error(base + ".allow_tls_on_unfixed_kamailio", "is not a boolean", "true or false", override)
-        override = False
-    settings["allow_tls_on_unfixed_kamailio"] = override
+    if registered:
+        settings.update(registered.validate_settings(top, base, tls, findings))
+    int_fields(top, base, _INT_RANGES, settings, findings)
     action = top.get("acl_action", "reject")
     if action not in ACL_ACTIONS:
         findings.error(base + ".acl_action", "is not supported", " or ".join(ACL_ACTIONS), action)
@@ -220,6 +174,13 @@ def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Find
     settings["number_normalisation"] = parse_number_normalisation(
         top.get("number_normalisation"), base + ".number_normalisation", findings)
     return settings
+
+
+def _common_only(raw: t.Any, base: str, findings: Findings) -> dict[str, t.Any]:
+    if raw is not None and not isinstance(raw, dict):
+        findings.error(base, "is not a mapping", "a mapping with: " + ", ".join(COMMON_FIELDS), raw)
+        return {}
+    return raw or {}
 
 
 def _next_hop(raw: t.Any, path: str, findings: Findings) -> t.Optional[dict[str, t.Any]]:
@@ -244,7 +205,7 @@ class SettingsError(ValueError):
 
 
 def normalise_sbc_settings(raw: t.Mapping[str, t.Any], acg_transport: str,
-                           host: t.Optional[str] = None) -> dict[str, t.Any]:
+                           host: t.Optional[str] = None, platform: str = DEFAULT_PLATFORM) -> dict[str, t.Any]:
     """Accept either raw ``commsgw_sbc`` data or already-normalised settings; raise on errors.
 
     Normalised settings carry ``acg_listen.transport``; they are re-checked against the plan's
@@ -257,7 +218,7 @@ def normalise_sbc_settings(raw: t.Mapping[str, t.Any], acg_transport: str,
                                 % (host, SBC_VAR, raw["acg_listen"]["transport"], acg_transport))
         raw = _denormalise(raw)
     findings = Findings()
-    settings = parse_sbc_settings(dict(raw), host, acg_transport, findings)
+    settings = parse_sbc_settings(dict(raw), host, acg_transport, findings, platform)
     if findings.errors:
         raise SettingsError("; ".join(f.render() for f in findings.errors))
     return settings

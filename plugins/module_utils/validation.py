@@ -18,8 +18,9 @@ import unicodedata
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings, show_value
 from ansible_collections.commsgw.routing.plugins.module_utils.host_port import HostPortError, split_host_port
 from ansible_collections.commsgw.routing.plugins.module_utils.model import (
-    ACG_TRANSPORTS, DEPLOYMENT_TYPES, MCP_ALL_FAILED, MCP_MATCHES, MCP_POLICIES, PLATFORMS, ROUTING_LIMITS,
+    ACG_TRANSPORTS, DEPLOYMENT_TYPES, MCP_ALL_FAILED, MCP_MATCHES, MCP_POLICIES, ROUTING_LIMITS,
     Deployment, Sbc, parse_deployment)
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import platform_names
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import normalise_fqdn  # noqa: F401
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_bounds import check_srv_limits
 from ansible_collections.commsgw.routing.plugins.module_utils.region_catalog import RegionCatalog, load_catalog
@@ -427,9 +428,9 @@ class _Rules:
                 self.f.error(sbc.path + ".commsgw_site", "names no site of deployment %s" % deployment_label(self.d.name),
                              "one of: " + ", ".join(map(str, site_names)), sbc.site, "R-03")
             served.add(sbc.site)
-            if sbc.platform not in PLATFORMS:
+            if sbc.platform not in platform_names():
                 self.f.error(sbc.path + ".commsgw_sbc_platform", "is not a supported SBC platform",
-                             " or ".join(PLATFORMS), sbc.platform)
+                             "one of the registered platforms: " + ", ".join(platform_names()), sbc.platform)
         for site in self.d.sites:
             if site.name is not None and site.name not in served:
                 self.f.error(site.path, "has no SBC host in the inventory",

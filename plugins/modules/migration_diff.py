@@ -36,6 +36,12 @@ options:
     description: Label for the summary lines (normally the inventory host name).
     type: str
     default: ""
+  platform:
+    description:
+      - SBC platform of this host (C(commsgw_sbc_platform)); its read-back turns both sets of files into states.
+    type: str
+    default: kamailio
+    choices: [kamailio]
 attributes:
   check_mode:
     description: Only reads; the result is the same in check mode.
@@ -126,7 +132,8 @@ latest_backup:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_readback, migration
+from ansible_collections.commsgw.routing.plugins.module_utils import migration
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import PLATFORMS
 
 
 def _read(path):
@@ -139,14 +146,11 @@ def _read(path):
         return None
 
 
-def _certificates(*file_sets):
-    """PEM text of every certificate path the old and new tls.cfg name (unreadable: None)."""
+def _certificates(platform, *file_sets):
+    """PEM text of every certificate path the old and new files name (Kamailio: tls.cfg; unreadable: None)."""
     paths = set()
     for files in file_sets:
-        if files.get("tls.cfg"):
-            cert = kamailio_readback.parse_tls_cfg(files["tls.cfg"]).get("certificate")
-            if cert:
-                paths.add(cert)
+        paths.update(platform.certificate_paths(files))
     return {path: _read(path) for path in paths}
 
 
@@ -157,18 +161,20 @@ def main():
             "files": {"type": "dict", "required": True},
             "plan": {"type": "dict", "required": True},
             "site": {"type": "str", "default": ""},
+            "platform": {"type": "str", "default": "kamailio", "choices": sorted(PLATFORMS)},
         },
         supports_check_mode=True,
     )
     params = module.params
     config_dir = params["config_dir"]
     new_files = {str(k): str(v) for k, v in params["files"].items()}
-    names = sorted(set(new_files) | set(kamailio_readback.STATE_FILES))
+    platform = PLATFORMS[params["platform"]]
+    names = sorted(set(new_files) | set(platform.state_files))
     current_files = {name: _read(os.path.join(config_dir, name)) for name in names}
-    certificates = _certificates(current_files, new_files)
+    certificates = _certificates(platform, current_files, new_files)
     try:
-        current = kamailio_readback.state_from_files(current_files, certificates)
-        new = kamailio_readback.state_from_files(new_files, certificates)
+        current = platform.state_from_files(current_files, certificates)
+        new = platform.state_from_files(new_files, certificates)
     except migration.MigrationError as exc:
         module.fail_json(msg="cannot read the configuration back: %s" % exc)
     if new is None:

@@ -5,10 +5,11 @@
 
 DOCUMENTATION = r"""
 module: migration_wait
-short_description: Wait until a running Kamailio sees the given ACG peers healthy (dispatcher state over jsonrpc)
+short_description: Wait until a running SBC sees the given ACG peers healthy (Kamailio - dispatcher state over jsonrpc)
 version_added: 0.1.0
 description:
-  - Polls the C(dispatcher.list) jsonrpc of the running Kamailio until every peer in O(required) is in the
+  - Polls the live peer states of the running SBC (through its platform, O(platform); Kamailio - the
+    C(dispatcher.list) jsonrpc) until every peer in O(required) is in the
     running peer list and active (answers its OPTIONS pings), and no peer of O(absent) is still there.
   - A peer Kamailio has just loaded starts out active before it was ever pinged, so the check only counts
     once O(min_observe_s) seconds have passed since the call; set it to at least the health window of the plan
@@ -19,6 +20,11 @@ author: commsgw.routing contributors (@commsgw)
 extends_documentation_fragment:
   - commsgw.routing.kamailio.run_dir
 options:
+  platform:
+    description: SBC platform of this host (C(commsgw_sbc_platform)); it says how the live peer states are read.
+    type: str
+    default: kamailio
+    choices: [kamailio]
   config_dir:
     description: The live configuration directory; its kamailio.cfg names the jsonrpcs endpoints.
     type: path
@@ -103,21 +109,21 @@ states:
   type: dict
 """
 
-import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_readback, migration
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
-    DEFAULT_CONFIG_DIR, DEFAULT_RUN_DIR, JsonRpc, RpcError, rpc_endpoints)
+from ansible_collections.commsgw.routing.plugins.module_utils import migration
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform import PeerStateError
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import DEFAULT_PLATFORM, PLATFORMS
 from ansible_collections.commsgw.routing.plugins.module_utils.progress import progress_line
 
 
 def main():
     module = AnsibleModule(
         argument_spec={
-            "config_dir": {"type": "path", "default": DEFAULT_CONFIG_DIR},
-            "run_dir": {"type": "path", "default": DEFAULT_RUN_DIR},
+            "platform": {"type": "str", "default": DEFAULT_PLATFORM, "choices": sorted(PLATFORMS)},
+            "config_dir": {"type": "path", "default": PLATFORMS[DEFAULT_PLATFORM].defaults["config_dir"]},
+            "run_dir": {"type": "path", "default": PLATFORMS[DEFAULT_PLATFORM].defaults["run_dir"]},
             "required": {"type": "list", "elements": "str", "default": []},
             "absent": {"type": "list", "elements": "str", "default": []},
             "min_observe_s": {"type": "float", "default": 6.0},
@@ -136,11 +142,9 @@ def main():
     if params["timeout_s"] < params["min_observe_s"]:
         module.fail_json(msg="timeout_s must be at least min_observe_s", **result)
     try:
-        with open(os.path.join(params["config_dir"], "kamailio.cfg"), encoding="utf-8") as handle:
-            cfg = handle.read()
+        poll = PLATFORMS[params["platform"]].peer_states(params)
     except OSError as exc:
-        module.fail_json(msg="cannot read kamailio.cfg: %s" % exc, **result)
-    rpc = JsonRpc(rpc_endpoints(cfg, params["run_dir"]), timeout_s=3.0)
+        module.fail_json(msg=str(exc), **result)
     # Wall clock: a wait in slices (the action plugin) spans several module runs.
     started = params["started_at"] or time.time()
     slice_end = time.monotonic() + params["slice_s"] if params["slice_s"] > 0 else None
@@ -150,13 +154,13 @@ def main():
     while True:
         elapsed = time.time() - started
         try:
-            states = kamailio_readback.dispatcher_states(rpc.call("dispatcher.list"))
+            states = poll()
             health = migration.peer_health(states, params["required"], params["absent"])
             result.update(states=states, health=health)
             last_error = ""
             if health["ok"] and elapsed >= params["min_observe_s"]:
                 break
-        except (RpcError, migration.MigrationError, OSError) as exc:
+        except (PeerStateError, migration.MigrationError, OSError) as exc:
             last_error = str(exc)
         result["seconds"] = round(elapsed, 2)
         if elapsed >= params["timeout_s"]:

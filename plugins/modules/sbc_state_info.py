@@ -108,10 +108,11 @@ drift:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_readback, sbc_readback
+from ansible_collections.commsgw.routing.plugins.module_utils import sbc_readback
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import PLATFORMS
 
 # Registered read-back platforms: a reader (options -> state or None) and how it keeps the plan's weights.
-READERS = {"kamailio": (kamailio_readback.read_state, kamailio_readback.WEIGHT_SCALE)}
+READERS = {name: (p.read_state, p.weight_scale) for name, p in PLATFORMS.items()}
 
 
 def main():

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import probe, probe_tls, probe_verdicts
+from ansible_collections.commsgw.routing.plugins.module_utils import probe, probe_tls, probe_verdicts, probe_view_kamailio
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import summary_lines, to_junit
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,17 +74,17 @@ def test_sip_uri_and_dispatcher_parsing() -> None:
         with pytest.raises(ValueError):
             probe.parse_sip_uri(hostile)
     text = "# comment\n1 sip:127.0.10.1:5061;transport=tls 8 20 rweight=60\n\n2 sip:127.0.11.1:5061;transport=tls 8\n"
-    rows = probe.parse_dispatcher_list(text)
+    rows = probe_view_kamailio.parse_dispatcher_list(text)
     assert [(r.set_id, r.host, r.port, r.transport) for r in rows] == [(1, "127.0.10.1", 5061, "tls"),
                                                                        (2, "127.0.11.1", 5061, "tls")]
     with pytest.raises(ValueError):
-        probe.parse_dispatcher_list("x sip:1.2.3.4\n")
+        probe_view_kamailio.parse_dispatcher_list("x sip:1.2.3.4\n")
     # The RPC result shape of Kamailio 5.6 / 6.0 (a single target is sometimes not a list).
     rpc = {"NRSETS": 2, "RECORDS": [
         {"SET": {"ID": 1, "TARGETS": [{"DEST": {"URI": "sip:127.0.10.1:5061;transport=tls", "FLAGS": "AP"}},
                                       {"DEST": {"URI": "sip:127.0.10.2:5061;transport=tls", "FLAGS": "IP"}}]}},
         {"SET": {"ID": 2, "TARGETS": {"DEST": {"URI": "sip:127.0.11.1:5061;transport=tls", "FLAGS": "DX"}}}}]}
-    parsed = probe.parse_dispatcher_rpc(rpc)
+    parsed = probe_view_kamailio.parse_dispatcher_rpc(rpc)
     assert [(d.set_id, d.host, d.state, d.probing) for d in parsed] == [
         (1, "127.0.10.1", "active", True), (1, "127.0.10.2", "inactive", True), (2, "127.0.11.1", "disabled", False)]
 

@@ -1,0 +1,86 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Kamailio, the first SBC platform: its registration in the platform contract (``sbc_platform``).
+
+Everything generic code needs from Kamailio is named here; ``sbc_platforms`` imports this file.
+"""
+
+from __future__ import annotations
+
+import os
+import typing as t
+
+from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_readback as kb
+from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_runtime as kr
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_settings import FIELDS, parse_kamailio_settings
+from ansible_collections.commsgw.routing.plugins.module_utils.probe_view_kamailio import (
+    parse_dispatcher_rpc, read_kamailio_view)
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform import PeerStateError, Refresher, SbcPlatform
+
+
+def certificate_paths(files: t.Mapping[str, t.Optional[str]]) -> list[str]:
+    """The certificate tls.cfg names (its content is part of the read-back state)."""
+    if not files.get("tls.cfg"):
+        return []
+    cert = kb.parse_tls_cfg(files["tls.cfg"] or "").get("certificate")
+    return [cert] if cert else []
+
+
+RUNTIME_QUERIES = ("dispatcher.list", "permissions.subnetDump")
+
+
+def runtime_state(files: t.Mapping[str, t.Optional[str]], answers: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+    """The running state from the two RPC answers (None: not answered), as ``read_state`` builds it."""
+    spec = kb.load_spec(files.get("commsgw-srv.json")) or {}
+    return kb.runtime_state(spec, answers.get("dispatcher.list"), answers.get("permissions.subnetDump"))
+
+
+def runtime_peers(answers: t.Mapping[str, t.Any]) -> list[t.Any]:
+    """The probe view's running destinations from the dispatcher.list RPC answer."""
+    return parse_dispatcher_rpc(answers.get("dispatcher.list"))
+
+
+def peer_states(options: t.Mapping[str, t.Any]) -> t.Callable[[], dict[str, str]]:
+    """A poller of the live dispatcher states (``address:port`` -> flags such as ``AP``).
+
+    Raises OSError when kamailio.cfg (which names the RPC endpoints) cannot be read; each poll
+    raises PeerStateError when the RPC fails."""
+    try:
+        with open(os.path.join(options["config_dir"], "kamailio.cfg"), encoding="utf-8") as handle:
+            cfg = handle.read()
+    except OSError as exc:
+        raise OSError("cannot read kamailio.cfg: %s" % exc) from exc
+    rpc = kr.JsonRpc(kr.rpc_endpoints(cfg, options["run_dir"]), timeout_s=3.0)
+
+    def poll() -> dict[str, str]:
+        try:
+            return kb.dispatcher_states(rpc.call("dispatcher.list"))
+        except kr.RpcError as exc:
+            raise PeerStateError(str(exc)) from exc
+    return poll
+
+
+KAMAILIO = SbcPlatform(
+    name="kamailio",
+    role="commsgw.routing.kamailio",
+    start_test="commsgw.routing.kamailio_config",
+    apply="commsgw.routing.kamailio_service",
+    renderer="ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render:render_kamailio",
+    state_files=kb.STATE_FILES,
+    state_from_files=kb.state_from_files,
+    certificate_paths=certificate_paths,
+    read_state=kb.read_state,
+    weight_scale=kb.WEIGHT_SCALE,
+    runtime_queries=RUNTIME_QUERIES,
+    runtime_state=runtime_state,
+    runtime_peers=runtime_peers,
+    probe_view=read_kamailio_view,
+    peer_states=peer_states,
+    # Kamailio cannot follow SRV itself (docs/kamailio-notes.md): refresher.py rewrites the rows.
+    refresher=Refresher(needed=True, reads=("commsgw-srv.json",), writes=("dispatcher.list",),
+                        reloads=("dispatcher.reload",)),
+    settings_fields=FIELDS,
+    validate_settings=parse_kamailio_settings,
+    defaults={"config_dir": kr.DEFAULT_CONFIG_DIR, "run_dir": kr.DEFAULT_RUN_DIR},
+)

@@ -1,0 +1,58 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Kamailio's own part of ``commsgw_sbc`` (the common part: ``sbc_settings``). Same flat keys as
+before the split, so existing inventories stay valid:
+
+``config_dir``            absolute path, default /etc/kamailio: every rendered file is referenced
+                          by an absolute path under it.
+``run_dir``               absolute path, default /run/kamailio: jsonrpcs FIFO/socket and ctl socket.
+``shared_memory_mb``      default 512 with TLS (OpenSSL contexts need it), 128 otherwise.
+``private_memory_mb``     default 8 (Kamailio's own default).
+``udp_workers``           default 4: SIP worker processes per UDP socket.
+``tcp_workers``           default 2. With TLS keep it low or use ECDSA client keys (see the notes on
+                          RSA signatures with several TCP workers).
+``allow_tls_on_unfixed_kamailio``  default false: the documented override to render TLS for a
+                          Kamailio older than 5.7.5 (memory corruption under OpenSSL 3).
+``options_timeout_ms``    default min(1000, options interval / 2): how long an OPTIONS probe
+                          waits (the global tm fr_timer); keeps "taken out" within window + 1 s.
+``log_level``             Kamailio ``debug`` level, default 2 (notice... errors).
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
+    DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB,
+    DEFAULT_TLS_SHARED_MEMORY_MB)
+from ansible_collections.commsgw.routing.plugins.module_utils.settings_fields import abs_path, bool_field, int_fields
+
+_INT_RANGES: dict[str, tuple[int, int]] = {
+    "shared_memory_mb": (64, 65536),
+    "private_memory_mb": (4, 1024),
+    "udp_workers": (1, 64),
+    "tcp_workers": (1, 64),
+    "options_timeout_ms": (100, 10000),
+    "log_level": (-5, 3),
+}
+FIELDS = ("config_dir", "run_dir", "shared_memory_mb", "private_memory_mb", "udp_workers", "tcp_workers",
+          "allow_tls_on_unfixed_kamailio", "options_timeout_ms", "log_level")
+
+
+def parse_kamailio_settings(raw: t.Mapping[str, t.Any], base: str, tls: bool, findings: Findings) -> dict[str, t.Any]:
+    """Kamailio's keys of ``commsgw_sbc`` complete with defaults; problems under ``base``."""
+    settings: dict[str, t.Any] = {
+        "config_dir": abs_path(raw.get("config_dir"), base + ".config_dir", DEFAULT_CONFIG_DIR, findings),
+        "run_dir": abs_path(raw.get("run_dir"), base + ".run_dir", DEFAULT_RUN_DIR, findings),
+        "shared_memory_mb": DEFAULT_TLS_SHARED_MEMORY_MB if tls else DEFAULT_SHARED_MEMORY_MB,
+        "private_memory_mb": DEFAULT_PRIVATE_MEMORY_MB,
+        "udp_workers": 4,
+        "tcp_workers": 2,
+        "options_timeout_ms": None,  # derived from the plan's OPTIONS interval when rendering
+        "log_level": 2,
+    }
+    int_fields(raw, base, _INT_RANGES, settings, findings)
+    settings["allow_tls_on_unfixed_kamailio"] = bool_field(raw, "allow_tls_on_unfixed_kamailio", base, False, findings)
+    return settings
