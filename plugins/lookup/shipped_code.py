@@ -9,13 +9,13 @@ name: shipped_code
 short_description: The module_utils files a program shipped to SBC hosts needs
 version_added: 0.1.0
 description:
-  - Returns one item per file, the entry module first, then every module_utils module it imports,
+  - Returns one item per file (its path under C(plugins/module_utils), e.g. C(kamailio/view.py)), the entry module first, then every module_utils module it imports,
     directly or not (found by reading the imports, see C(plugins/module_utils/shipped.py)).
   - Fails when a shipped file imports a collection module without the plain fallback import the SBC
     host needs (there is no collection there).
 options:
   _terms:
-    description: Entry modules under C(plugins/module_utils), without C(.py), e.g. C(refresher).
+    description: Entry modules under C(plugins/module_utils), dotted and without C(.py), e.g. C(kamailio.refresher).
     type: list
     elements: str
     required: true
@@ -27,7 +27,7 @@ EXAMPLES = r"""
     content: "{{ item.content }}"
     dest: "/usr/local/lib/commsgw/{{ item.name }}"
     mode: "0644"
-  loop: "{{ query('commsgw.routing.shipped_code', 'refresher') }}"
+  loop: "{{ query('commsgw.routing.shipped_code', 'kamailio.refresher') }}"
   loop_control:
     label: "{{ item.name }}"
 """

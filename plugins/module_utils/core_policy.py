@@ -30,12 +30,8 @@ import ipaddress
 import re
 import typing as t
 
-try:  # the collection's path first, then a plain import next to the SRV refresher on the SBC host
-    from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
-    from ansible_collections.commsgw.routing.plugins.module_utils.host_port import split_host_port
-except ImportError:  # pragma: no cover - on the SBC host (module_utils/shipped.py ships them)
-    from findings import Findings  # type: ignore
-    from host_port import split_host_port  # type: ignore
+from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
+from ansible_collections.commsgw.routing.plugins.module_utils.host_port import split_host_port
 
 CORE_ACL_GROUP = 2
 CORE_ACL_TAG = "side=core"

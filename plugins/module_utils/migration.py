@@ -8,7 +8,7 @@ ACL all change. Pure and typed; ``plugins/modules/migration_diff.py`` and ``migr
 it and ``playbooks/migrate.yml`` drives it. The migration is split in rooms:
 
 * reading what the SBC runs: the platform's read-back (``sbc_readback``; Kamailio:
-  ``kamailio_readback.state_from_files``, on the deployed and on the freshly rendered files, so
+  ``kamailio.readback.state_from_files``, on the deployed and on the freshly rendered files, so
   both sides are compared like for like and nothing here re-derives a routing decision);
 * ``migration_semantic.semantic_diff``: what changes, in the plan's vocabulary;
 * ``migration_summary``: the difference as lines for humans, and the textual diff of each file;
@@ -128,7 +128,7 @@ def dropped_peer_addresses(new_plan: t.Mapping[str, t.Any], old: t.Optional[t.Ma
 
 
 # --------------------------------------------------------------------------------------------
-# Peer health as the running SBC sees it (its flags: kamailio_readback.dispatcher_states)
+# Peer health as the running SBC sees it (its flags: kamailio.readback.dispatcher_states)
 
 
 def peer_health(states: t.Mapping[str, str], required: t.Sequence[str], absent: t.Sequence[str] = ()

@@ -4,7 +4,7 @@
 """The SBC's own view of its ACG peers, platform-neutral: what it lists and in which state, compared with
 the SRV answers (drift) and with what the probe saw (states), read again while it settles.
 
-A platform provides a reader ``options -> SbcView`` (Kamailio: ``probe_view_kamailio``); the probe's
+A platform provides a reader ``options -> SbcView`` (Kamailio: ``kamailio.probe_view``); the probe's
 ``SBC_VIEWS`` registers them by ``commsgw_sbc_platform``.
 """
 

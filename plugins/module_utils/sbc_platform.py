@@ -7,7 +7,7 @@ The routing plan is platform-neutral; a platform is "a renderer, a push path and
 over it. Generic code (validation, plan, probe, migration, sbc_state_info, the playbooks) asks the
 registry (``sbc_platforms``) for the ``SbcPlatform`` named by the host's ``commsgw_sbc_platform``
 and never imports a platform's own modules. A platform registers itself in one file
-(Kamailio: ``kamailio_platform``); docs/platforms.md lists the files a new platform adds.
+(Kamailio: ``kamailio/platform.py``); docs/platforms.md lists the files a new platform adds.
 
 This module holds types only and imports no platform.
 """

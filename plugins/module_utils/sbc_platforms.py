@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_platform import KAMAILIO
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.platform import KAMAILIO
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform import SbcPlatform, UnknownPlatform
 
 __all__ = ["DEFAULT_PLATFORM", "PLATFORMS", "PLATFORM_VAR", "UnknownPlatform", "get_platform", "platform_names"]

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Read-back (``gathered``), platform-neutral: what an SBC runs, in the routing plan's vocabulary.
 
-A platform's reader (Kamailio: ``kamailio_readback``) turns the SBC's files and live state into a
+A platform's reader (Kamailio: ``kamailio.readback``) turns the SBC's files and live state into a
 *state*; migration compares two states, the probe reads its peer view from the same parser, and
 ``compare`` names every difference between a routing plan and a state.
 

@@ -6,7 +6,7 @@
 The routing plan says *where* calls go; these settings say how one SBC box is wired (its sockets,
 files and process sizing). The keys below are common to every platform; the host's platform
 (``commsgw_sbc_platform``, see ``sbc_platforms``) validates its own keys in the same mapping
-(Kamailio: ``kamailio_settings``: config_dir, run_dir, memory, workers, log level...). Every
+(Kamailio: ``kamailio.settings``: config_dir, run_dir, memory, workers, log level...). Every
 common field, its default and why:
 
 ``acg_listen``            mapping, required. ``address``: the explicit IPv4 address of the ACG-facing

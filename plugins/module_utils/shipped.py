@@ -3,11 +3,12 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The code shipped to SBC hosts, assembled from module_utils in one place.
 
-The SRV refresher runs on the SBC host, where there is no collection: ``refresher.py`` and every
-module_utils file it imports, directly or not, are copied next to its script. ``shipped_files``
+The SRV refresher runs on the SBC host, where there is no collection: ``kamailio/refresher.py`` and
+every module_utils file it imports, directly or not, are copied next to its script, keeping their
+place in module_utils (``kamailio/view.py`` with the package's ``__init__.py``, ``srv_lookup.py``). ``shipped_files``
 finds that set by reading the imports themselves (so it cannot go stale as a hand-kept list can),
 and refuses a shipped file whose collection import has no plain fallback import (``from x import``)
-next to it, which would fail on the host. The kamailio role installs what it returns (lookup
+next to it (``from x import`` or ``from package.x import``), which would fail on the host. The kamailio role installs what it returns (lookup
 ``commsgw.routing.shipped_code``), and so do the tests (tests/harness/refresher_install.py).
 """
 
@@ -18,7 +19,7 @@ import os
 import typing as t
 
 PACKAGE = "ansible_collections.commsgw.routing.plugins.module_utils"
-REFRESHER = "refresher"
+REFRESHER = "kamailio.refresher"
 
 
 class ShippedCodeError(ValueError):
@@ -39,36 +40,60 @@ def _imports(tree: ast.AST) -> tuple[list[str], set[str]]:
                 collection.append(node.module[len(PACKAGE) + 1:])
             elif node.module == PACKAGE:
                 collection.extend(alias.name for alias in node.names)
-            elif "." not in node.module:
+            elif not node.module.startswith("ansible_collections."):
                 plain.add(node.module)
         elif isinstance(node, ast.Import):
-            plain.update(alias.name for alias in node.names if "." not in alias.name)
+            plain.update(alias.name for alias in node.names if not alias.name.startswith("ansible_collections."))
     return collection, plain
 
 
+def _file_name(module: str) -> str:
+    """``kamailio.view`` -> ``kamailio/view.py``: the file's place under module_utils, and on the host."""
+    return module.replace(".", "/") + ".py"
+
+
+def _packages(module: str) -> list[str]:
+    """The packages ``module`` lies in, outermost first (``kamailio.view`` -> ``["kamailio"]``)."""
+    parts = module.split(".")[:-1]
+    return [".".join(parts[:i + 1]) for i in range(len(parts))]
+
+
+def _read(directory: str, name: str, module: str, entry: str) -> str:
+    path = os.path.join(directory, name)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise ShippedCodeError("shipped module %s (needed by %s): cannot read %s: %s"
+                               % (module, entry, path, exc)) from exc
+
+
 def shipped_files(entry: str = REFRESHER, directory: t.Optional[str] = None) -> dict[str, str]:
-    """``{file name: text}`` of ``entry`` and every module_utils module it needs, ``entry`` first."""
+    """``{file name: text}`` of ``entry`` and every module_utils module it needs, ``entry`` first.
+
+    A module in a package (``kamailio.view``) is named by its path (``kamailio/view.py``) and brings
+    the package's ``__init__.py``, so the plain import ``from kamailio.rows import ...`` works on the host."""
     directory = directory or module_utils_dir()
     found: dict[str, str] = {}
     todo = [entry]
     while todo:
-        name = todo.pop(0)
-        if name + ".py" in found:
+        module = todo.pop(0)
+        name = _file_name(module)
+        if name in found:
             continue
-        path = os.path.join(directory, name + ".py")
-        try:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-        except OSError as exc:
-            raise ShippedCodeError("shipped module %s: cannot read %s: %s" % (name, path, exc)) from exc
-        collection, plain = _imports(ast.parse(text, filename=path))
+        text = _read(directory, name, module, entry)
+        collection, plain = _imports(ast.parse(text, filename=os.path.join(directory, name)))
         missing = sorted(set(collection) - plain)
         if missing:
             raise ShippedCodeError(
-                "module_utils/%s.py is shipped to SBC hosts (it is imported by %s) but imports %s by the collection "
+                "module_utils/%s is shipped to SBC hosts (it is imported by %s) but imports %s by the collection "
                 "path only; add the plain fallback next to it (try: from %s.%s import ... except ImportError: "
                 "from %s import ...), since there is no collection on the host"
                 % (name, entry, ", ".join(missing), PACKAGE, missing[0], missing[0]))
-        found[name + ".py"] = text
+        found[name] = text
+        for package in _packages(module):
+            init = _file_name(package + ".__init__")
+            if init not in found:
+                found[init] = _read(directory, init, package, entry)
         todo.extend(sorted(set(collection)))
     return found

@@ -161,10 +161,11 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback import sha256_text
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
-    DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, try_candidate)
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.candidate import try_candidate
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
+    DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB)
 from ansible_collections.commsgw.routing.plugins.module_utils.module_files import install_text, prune_backups
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback import sha256_text
 
 # Files whose change the running Kamailio can take without a restart, and how.
 RELOADS = {"dispatcher.list": "dispatcher.reload", "address.list": "permissions.addressReload"}

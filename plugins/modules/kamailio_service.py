@@ -131,9 +131,9 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.daemon import start_detached
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
     DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, JsonRpc, RpcError, rpc_endpoints)
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_reload import ReloadFailed, reload
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.reload import ReloadFailed, reload
 from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import owned_directory
 
 

@@ -18,8 +18,9 @@ import typing as t
 
 import jinja2
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import (
-    KamailioViewError, address_list_text, all_dispatcher_sets, build_view, dispatcher_list_text, srv_refresh_input)
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import (
+    KamailioViewError, address_list_text, all_dispatcher_sets, dispatcher_list_text)
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.view import build_view, srv_refresh_input
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import normalise_sbc_settings
 
 # plugins/plugin_utils/ -> collection root -> templates/kamailio

@@ -8,7 +8,7 @@
 a subcommand (``python -m harness.lab_demo STEP``) sharing state in ``<lab dir>/demo.json``, so the
 shell script stays a readable list of steps and every step can be rerun alone. The inventory is
 read (and templated) the way ansible-playbook reads it (harness.acg_sim.read_inventory); the SBC's
-own view comes from its jsonrpcs socket through the collection's kamailio_runtime client.
+own view comes from its jsonrpcs socket through the collection's kamailio.runtime client.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from harness import acg_sim
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
     JsonRpc, RpcError, rpc_endpoints)
 
 REPO = acg_sim.REPO

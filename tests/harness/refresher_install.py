@@ -26,5 +26,6 @@ def install_refresher(where: Path) -> Path:
     script = where / "commsgw-srv-refresh"
     shutil.copy(ROLE / "files" / "commsgw-srv-refresh.py", script)
     for name, text in shipped_files().items():
+        (where / name).parent.mkdir(parents=True, exist_ok=True)
         (where / name).write_text(text, encoding="utf-8")
     return script

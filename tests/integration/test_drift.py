@@ -31,7 +31,7 @@ from tests.harness.dns import DnsServer, _Lease  # noqa: E402
 from tests.harness.lab_inventory import lab_inventory, stop_kamailio  # noqa: E402
 from tests.harness.tools import needs  # noqa: E402
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # noqa: E402
     JsonRpc, RpcEndpoints)
 
 pytestmark = [pytest.mark.integration, needs("kamailio", "knotd")]

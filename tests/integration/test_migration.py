@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 from tests.harness.dns import DnsServer  # noqa: E402
 from tests.harness.sipp import CallResult, SippCaller, SippPeer, udp_options  # noqa: E402
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # noqa: E402
     JsonRpc, RpcEndpoints)
 
 pytestmark = pytest.mark.integration

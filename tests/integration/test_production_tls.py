@@ -55,7 +55,7 @@ from harness.tools import needs
 from integration.test_production_hosts import (
     TLS_DIR, Hosts, _install_tls_files, _play, _recap, _sbc, _write_inventory)
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_readback import dispatcher_states
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.readback import dispatcher_states
 
 pytestmark = [pytest.mark.integration, needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh")]
 
@@ -129,8 +129,8 @@ class TlsRig(Hosts):
 
     def rpc(self, guest: Guest, method: str) -> t.Any:
         """A jsonrpc call to the running Kamailio, made inside the guest as root (the collection's
-        own client, kamailio_runtime.py, fed to the guest's python3 on stdin)."""
-        source = (ROOT / "plugins" / "module_utils" / "kamailio_runtime.py").read_text()
+        own client, kamailio/runtime.py, fed to the guest's python3 on stdin)."""
+        source = (ROOT / "plugins" / "module_utils" / "kamailio" / "runtime.py").read_text()
         proc = self.lab.ssh(guest.name, "python3 - " + method, become=True, input=source + "\n" + RPC, timeout=30)
         assert proc.returncode == 0, "%s: %s failed: %s" % (guest.name, method, proc.stderr[-2000:])
         return json.loads(proc.stdout)

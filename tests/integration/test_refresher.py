@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from tests.harness.dns import DnsServer  # noqa: E402
 from tests.harness.refresher_install import install_refresher  # noqa: E402
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # noqa: E402
     JsonRpc, RpcEndpoints, RpcError)
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc  # noqa: E402
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan  # noqa: E402

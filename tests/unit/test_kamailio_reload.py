@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_reload import ReloadFailed, reload
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.reload import ReloadFailed, reload
 
 
 class Clock:

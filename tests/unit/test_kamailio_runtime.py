@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
     active_text, listen_addresses, rpc_endpoints)
 
 # The shape of Debian's stock kamailio.cfg (5.6 and 6.0): the transport setting sits in a block

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import (
-    build_view, has_tls_threads_mode, scale_rweights)
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import scale_rweights
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.view import build_view, has_tls_threads_mode
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import parse_sbc_settings

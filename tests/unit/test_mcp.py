@@ -13,9 +13,9 @@ import typing as t
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import refresher
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import (
-    DS_FLAG_PROBING, KamailioViewError, build_view, srv_refresh_input)
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import refresher
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import DS_FLAG_PROBING, KamailioViewError
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.view import build_view, srv_refresh_input
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import normalise_sbc_settings

@@ -18,7 +18,8 @@ import typing as t
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_readback, migration
+from ansible_collections.commsgw.routing.plugins.module_utils import migration
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback as kamailio_readback
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment

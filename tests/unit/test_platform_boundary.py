@@ -2,8 +2,10 @@
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Issue 10: generic code imports nothing of a platform. Every file under plugins/ is parsed with ``ast``;
-a generic file that imports a Kamailio module fails here. The registry (``sbc_platforms``) is the one
-generic file allowed to import a platform's registration (docs/platforms.md)."""
+a generic file that imports Kamailio code fails here. Kamailio's code is its package
+(``plugins/module_utils/kamailio/``) and the plugins named ``kamailio_*`` (its modules and renderer). The
+registry (``sbc_platforms``) is the one generic file allowed to import a platform's registration
+(docs/platforms.md)."""
 
 from __future__ import annotations
 
@@ -15,18 +17,21 @@ import pytest
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 # The one generic importer of platform code: one import line per registered platform.
 REGISTRY = "plugins/module_utils/sbc_platforms.py"
-# Kamailio's files whose names do not say "kamailio": its SRV refresher (SbcPlatform.refresher), the code
-# shipped with it to the SBC host, and the lookup that installs that code from the Kamailio role.
-KAMAILIO_EXTRA = {"plugins/module_utils/refresher.py", "plugins/module_utils/shipped.py",
-                  "plugins/lookup/shipped_code.py"}
+
+
+def _is_kamailio_part(part: str) -> bool:
+    return part == "kamailio" or part.startswith("kamailio_")
 
 
 def _is_kamailio(module: str) -> bool:
-    return "kamailio" in module.rsplit(".", 1)[-1]
+    """A dotted module name inside Kamailio's package, or a module named ``kamailio_*``."""
+    return any(_is_kamailio_part(part) for part in module.split("."))
 
 
 def kamailio_file(rel: str) -> bool:
-    return _is_kamailio(Path(rel).stem) or rel in KAMAILIO_EXTRA
+    """``plugins/<type>/kamailio/...`` or ``plugins/<type>/kamailio_*.py``."""
+    parts = Path(rel).with_suffix("").parts[2:]
+    return any(_is_kamailio_part(part) for part in parts)
 
 
 def imported_modules(source: str) -> list[str]:
@@ -72,16 +77,25 @@ def test_the_generic_files_named_in_the_issue_are_checked() -> None:
 
 
 @pytest.mark.parametrize("source", [
-    "from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_readback import read_state\n",
-    "from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_readback, sbc_readback\n",
-    "import ansible_collections.commsgw.routing.plugins.module_utils.probe_view_kamailio as view\n",
+    "from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.readback import read_state\n",
+    "from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback, runtime\n",
+    "import ansible_collections.commsgw.routing.plugins.module_utils.kamailio.probe_view as view\n",
     "try:\n    from x.kamailio import build_view\nexcept ImportError:\n    from kamailio import build_view\n",
     "def f():\n    from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render\n",
 ])
 def test_the_check_sees_each_form_of_import(source: str) -> None:
     assert forbidden_imports("plugins/module_utils/probe.py", source)
     assert not forbidden_imports(REGISTRY, source)
-    assert not forbidden_imports("plugins/module_utils/kamailio_platform.py", source)
+    assert not forbidden_imports("plugins/module_utils/kamailio/platform.py", source)
+    assert not forbidden_imports("plugins/modules/kamailio_service.py", source)
+
+
+def test_kamailio_files_are_told_apart_from_generic_ones() -> None:
+    assert kamailio_file("plugins/module_utils/kamailio/refresher.py")
+    assert kamailio_file("plugins/plugin_utils/kamailio_render.py")
+    assert not kamailio_file("plugins/module_utils/shipped.py")
+    assert not kamailio_file("plugins/modules/probe.py")
+    assert not _is_kamailio("ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform")
 
 
 def test_generic_imports_pass() -> None:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import probe, probe_tls, probe_verdicts, probe_view_kamailio
+from ansible_collections.commsgw.routing.plugins.module_utils import probe, probe_tls, probe_verdicts
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import probe_view as probe_view_kamailio
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import summary_lines, to_junit
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_readback as kb
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback as kb
 from ansible_collections.commsgw.routing.plugins.module_utils import sbc_readback
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_dispatcher import dispatcher_rows
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.dispatcher import dispatcher_rows
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import refresher
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import JsonRpc, RpcEndpoints, RpcError
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import refresher
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import JsonRpc, RpcEndpoints, RpcError
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import SrvAnswer, SrvTarget
@@ -326,8 +326,8 @@ def test_reply_socket_lives_in_a_private_dir_of_the_run_dir(tmp_path: Path, run_
 
 
 def _reply_dir_as_nobody(run: Path, groups: str) -> subprocess.CompletedProcess[str]:
-    code = ("import json, os, shutil, socket, stat; from ansible_collections.commsgw.routing.plugins.module_utils "
-            "import kamailio_runtime as k; a = k.kamailio_account(%r); r = k._reply_dir(%r, a); "
+    code = ("import json, os, shutil, socket, stat; from ansible_collections.commsgw.routing.plugins.module_utils"
+            ".kamailio import runtime as k; a = k.kamailio_account(%r); r = k._reply_dir(%r, a); "
             "i = os.stat(r); print(json.dumps([r, stat.S_IMODE(i.st_mode), i.st_gid])); shutil.rmtree(r)"
             % (str(run / "kamailio_rpc.sock"), str(run)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)))
@@ -366,11 +366,11 @@ def test_reply_dir_open_to_everyone_is_refused(tmp_path: Path) -> None:
 
 
 def test_installed_libraries_import_without_the_collection(tmp_path: Path) -> None:
-    """The role's list (roles/kamailio/vars/main.yml) holds everything refresher.py imports on the SBC host."""
+    """The shipped set (lookup shipped_code) holds everything kamailio/refresher.py imports on the SBC host."""
     install_refresher(tmp_path)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ANSIBLE_COLLECTIONS_PATH")}
-    run = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import refresher; "
+    run = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from kamailio import refresher; "
                           "print(refresher.__file__)", str(tmp_path)],
                          capture_output=True, text=True, timeout=60, check=False, env=env, cwd=str(tmp_path))
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == str(tmp_path / "refresher.py")
+    assert run.stdout.strip() == str(tmp_path / "kamailio" / "refresher.py")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
     JsonRpc, RpcEndpoints, RpcError)
 from tests.harness.kamailio import process_tree
 from tests.harness.tools import needs
@@ -212,7 +212,7 @@ def test_a_member_of_kamailios_group_gets_its_answer(kamailio: t.Any) -> None:
     is enough for Kamailio to answer, end to end."""
     if kamailio.uid == 0:
         pytest.skip("needs a kamailio account")
-    code = ("import json; from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import "
+    code = ("import json; from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import "
             "JsonRpc, RpcEndpoints; print(json.dumps(JsonRpc(RpcEndpoints(%r, None), 3).call('core.version')))"
             % kamailio.endpoints.socket)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)))

@@ -22,13 +22,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_refresher_ships_with_everything_it_imports() -> None:
     files = shipped_files()
-    assert list(files)[0] == "refresher.py"
-    # kamailio.py imports core_policy and host_port, core_policy imports findings: found, not listed by hand.
-    assert {"refresher.py", "kamailio.py", "kamailio_runtime.py", "srv_lookup.py", "safe_files.py", "core_policy.py",
-            "findings.py", "host_port.py"} == set(files)
+    assert list(files)[0] == "kamailio/refresher.py"
+    # kamailio/rows.py imports srv_lookup: found, not listed by hand; a module in the kamailio package brings the
+    # package's __init__.py. The renderer's view (kamailio/view.py) is not needed on the host and is not shipped.
+    assert {"kamailio/refresher.py", "kamailio/__init__.py", "kamailio/rows.py", "kamailio/runtime.py", "srv_lookup.py",
+            "safe_files.py"} == set(files)
     for name, text in files.items():
         assert text == (Path(module_utils_dir()) / name).read_text(encoding="utf-8"), name
-    assert LookupModule().run(["refresher", "kamailio"]) == [{"name": n, "content": c} for n, c in files.items()]
+    assert LookupModule().run(["kamailio.refresher", "kamailio.rows"]) == [{"name": n, "content": c} for n, c in files.items()]
 
 
 def _write(directory: Path, name: str, *imports: str) -> None:
@@ -59,7 +60,7 @@ def test_the_installed_refresher_runs_without_the_collection(tmp_path: Path) -> 
     run = subprocess.run([sys.executable, "-I", str(script), "--help"], capture_output=True, text=True, timeout=60,
                          check=False)
     assert run.returncode == 0, run.stderr
-    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".py") == sorted(shipped_files())
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.py")) == sorted(shipped_files())
 
 
 def test_the_role_does_not_reach_into_module_utils() -> None:
@@ -67,3 +68,20 @@ def test_the_role_does_not_reach_into_module_utils() -> None:
     for path in (ROOT / "roles").rglob("*"):
         if path.is_file() and path.suffix in (".yml", ".yaml", ".j2", ".py"):
             assert "../plugins" not in path.read_text(encoding="utf-8"), path
+
+
+def test_a_module_in_a_package_ships_with_the_package_init(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    _write(tmp_path, "pkg/entry", "try:", "    from %s.pkg.rows import r" % PACKAGE, "except ImportError:",
+           "    from pkg.rows import r")
+    _write(tmp_path, "pkg/rows", "try:", "    from %s.flat import f" % PACKAGE, "except ImportError:",
+           "    from flat import f")
+    _write(tmp_path, "flat", "import json")
+    assert list(shipped_files("pkg.entry", str(tmp_path))) == ["pkg/entry.py", "pkg/__init__.py", "pkg/rows.py",
+                                                               "flat.py"]
+    # the plain fallback must name the same module: 'from rows import' would not find pkg/rows.py on the host
+    _write(tmp_path, "pkg/entry", "try:", "    from %s.pkg.rows import r" % PACKAGE, "except ImportError:",
+           "    from rows import r")
+    with pytest.raises(ShippedCodeError, match=r"module_utils/pkg/entry.py is shipped .* imports pkg.rows"):
+        shipped_files("pkg.entry", str(tmp_path))

@@ -16,9 +16,9 @@ from pathlib import Path
 import dns.name
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import refresher
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import refresher
 from ansible_collections.commsgw.routing.plugins.module_utils import srv_lookup as sl
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import KamailioViewError, dispatcher_sets
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import KamailioViewError, dispatcher_sets
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import srv_name
 from ansible_collections.commsgw.routing.plugins.modules.routing_plan import outcome as routing_plan
 from ansible_collections.commsgw.routing.tests.unit.inventory_files import INVENTORIES, load_hostvars

@@ -4,8 +4,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """commsgw-srv-refresh: keep Kamailio's dispatcher.list in step with ACG's SRV records.
 
-Installed on the SBC host by the commsgw.routing.kamailio role next to refresher.py and
-kamailio_runtime.py (the logic lives there). Modes:
+Installed on the SBC host by the commsgw.routing.kamailio role next to its libraries
+(kamailio/refresher.py and what it imports; the logic lives there). Modes:
 
   commsgw-srv-refresh --spec /etc/kamailio/commsgw-srv.json            one run (systemd timer)
   commsgw-srv-refresh --spec ... --loop [--max-runs N]                 re-run at the record TTL
@@ -29,7 +29,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import refresher  # noqa: E402  (installed next to this script)
+from kamailio import refresher  # noqa: E402  (installed next to this script)
 
 LOG = logging.getLogger("commsgw-srv-refresh")
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_readback as kb
-from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_runtime as kr
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_settings import FIELDS, parse_kamailio_settings
-from ansible_collections.commsgw.routing.plugins.module_utils.probe_view_kamailio import (
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback as kb
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import runtime as kr
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.settings import FIELDS, parse_kamailio_settings
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.probe_view import (
     parse_dispatcher_rpc, read_kamailio_view)
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform import PeerStateError, Refresher, SbcPlatform
 

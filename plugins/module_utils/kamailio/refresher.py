@@ -41,17 +41,17 @@ import stat
 import typing as t
 
 try:  # the collection's path first, then a plain import next to the installed script
-    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import (  # type: ignore
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import (  # type: ignore
         KamailioViewError, dispatcher_list_text, dispatcher_sets, mcp_dispatcher_sets)
-    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (  # type: ignore
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # type: ignore
         JsonRpc, RpcEndpoints, RpcError, rpc_endpoints)
     from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import (  # type: ignore
         RECORD_KINDS, DnsLookupError, ResolverSettings, SrvAnswer, SrvLimits, addresses_outside, canonical_targets,
         check_record, limits_for, resolve_srv, target_from_dict)
     from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import write_text_atomic  # type: ignore
 except ImportError:  # pragma: no cover - on the SBC host
-    from kamailio import KamailioViewError, dispatcher_list_text, dispatcher_sets, mcp_dispatcher_sets  # type: ignore
-    from kamailio_runtime import JsonRpc, RpcEndpoints, RpcError, rpc_endpoints  # type: ignore
+    from kamailio.rows import KamailioViewError, dispatcher_list_text, dispatcher_sets, mcp_dispatcher_sets  # type: ignore
+    from kamailio.runtime import JsonRpc, RpcEndpoints, RpcError, rpc_endpoints  # type: ignore
     from srv_lookup import (  # type: ignore
         RECORD_KINDS, DnsLookupError, ResolverSettings, SrvAnswer, SrvLimits, addresses_outside, canonical_targets,
         check_record, limits_for, resolve_srv, target_from_dict)

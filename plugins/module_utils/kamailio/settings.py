@@ -24,7 +24,7 @@ from __future__ import annotations
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import (
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
     DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB,
     DEFAULT_TLS_SHARED_MEMORY_MB)
 from ansible_collections.commsgw.routing.plugins.module_utils.settings_fields import abs_path, bool_field, int_fields

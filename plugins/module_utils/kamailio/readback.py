@@ -28,10 +28,10 @@ import os
 import re
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_runtime as kr
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import (
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import runtime as kr
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import (
     ACL_GROUP, MCP_SET_BASE, parse_acl_tag, scale_rweights)
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_dispatcher import dispatcher_rows, parse_attrs
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.dispatcher import dispatcher_rows, parse_attrs
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback import (
     ReadbackError, net_key, parse_sip_uri, peer_key, sha256_text)
 

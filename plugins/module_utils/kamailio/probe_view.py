@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Kamailio's view of its ACG peers for the probe: runtime destinations and states over jsonrpcs
 (``dispatcher.list`` RPC), configured ones from the deployed dispatcher.list. The parsers are the
-read-back's (``kamailio_readback``), which migration and ``sbc_state_info`` use too.
+read-back's (``kamailio.readback``), which migration and ``sbc_state_info`` use too.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils import kamailio_readback as kb
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio_runtime import RpcError
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback as kb
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import RpcError
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_view import SbcDestination, SbcView
 
 
