@@ -168,8 +168,16 @@ def test_the_role_and_modules_the_playbooks_use_exist(name: str) -> None:
     for entry in ("main", "render", "migrate"):  # include_role / tasks_from in playbooks/*.yml
         assert (tasks / (entry + ".yml")).is_file()
     specs = yaml.safe_load((REPO / "roles" / role / "meta" / "argument_specs.yml").read_text(encoding="utf-8"))
-    for entry in ("render", "migrate"):  # the playbooks pass the host's plan as <role>_plan
-        assert "%s_plan" % role in specs["argument_specs"][entry]["options"]
+    # The playbooks hand every platform's role its site plan as commsgw_sbc_plan, never by a platform's own name.
+    for playbook in (REPO / "playbooks").glob("*.yml"):
+        text = playbook.read_text(encoding="utf-8")
+        assert "%s_plan" % role not in text, playbook
+        if "sbc_platform_role" in text:
+            assert "commsgw_sbc_plan:" in text, playbook
+    role_text = "".join(path.read_text(encoding="utf-8") for path in (REPO / "roles" / role).rglob("*.yml"))
+    assert "commsgw_sbc_plan" in role_text
+    for entry in ("render", "migrate"):
+        assert specs["argument_specs"][entry]["options"]
     for module in (platform.start_test, platform.apply):
         assert (REPO / "plugins" / "modules" / (module.split(".")[-1] + ".py")).is_file()
     assert sbc_platform_role(name) == platform.role
