@@ -9,7 +9,7 @@ name: shipped_code
 short_description: The module_utils files a program shipped to SBC hosts needs
 version_added: 0.1.0
 description:
-  - Returns one item per file, named by its path under C(plugins/module_utils) (e.g. C(kamailio/rows.py)):
+  - Returns one item per file, named by its path under C(plugins/module_utils) (e.g. C(kamailio/rows.py)),
     the entry module first, then every module_utils module it imports, directly or not, and the
     C(__init__.py) of each package among them (found by reading the imports, see C(plugins/module_utils/shipped.py)).
   - Fails when a shipped file imports a collection module without the plain fallback import the SBC
