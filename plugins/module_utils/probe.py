@@ -66,8 +66,9 @@ __all__ = [  # the probe's public names, wherever they live
 REPORT_SCHEMA_VERSION = 1
 
 # The SBC's own view, per platform (commsgw_sbc_platform): options -> SbcView, from the platform registry.
+# Options not given are the platform's own defaults (its config_dir, run_dir).
 SBC_VIEWS: dict[str, t.Callable[[t.Mapping[str, t.Any]], SbcView]] = {
-    name: platform.probe_view for name, platform in PLATFORMS.items()}
+    name: (lambda options, p=platform: p.probe_view(p.options(options))) for name, platform in PLATFORMS.items()}
 
 # One SRV record to check: (kind, record, /28 ranges, transport, plan path).
 _Record = t.Tuple[str, t.Dict[str, t.Any], t.List[str], str, str]

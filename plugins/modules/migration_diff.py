@@ -39,9 +39,10 @@ options:
   platform:
     description:
       - SBC platform of this host (C(commsgw_sbc_platform)); its read-back turns both sets of files into states.
+      - A platform registered in the collection (C(docs/platforms.md)); V(kamailio) is the one today. Another name fails
+        naming the registered ones.
     type: str
     default: kamailio
-    choices: [kamailio]
 attributes:
   check_mode:
     description: Only reads; the result is the same in check mode.
@@ -133,7 +134,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils import migration
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import PLATFORMS
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import (
+    DEFAULT_PLATFORM, UnknownPlatform, get_platform)
 
 
 def _read(path):
@@ -161,14 +163,17 @@ def main():
             "files": {"type": "dict", "required": True},
             "plan": {"type": "dict", "required": True},
             "site": {"type": "str", "default": ""},
-            "platform": {"type": "str", "default": "kamailio", "choices": sorted(PLATFORMS)},
+            "platform": {"type": "str", "default": DEFAULT_PLATFORM},
         },
         supports_check_mode=True,
     )
     params = module.params
     config_dir = params["config_dir"]
     new_files = {str(k): str(v) for k, v in params["files"].items()}
-    platform = PLATFORMS[params["platform"]]
+    try:
+        platform = get_platform(params["platform"])
+    except UnknownPlatform as exc:
+        module.fail_json(msg="platform: %s" % exc)
     names = sorted(set(new_files) | set(platform.state_files))
     current_files = {name: _read(os.path.join(config_dir, name)) for name in names}
     certificates = _certificates(platform, current_files, new_files)

@@ -17,18 +17,24 @@ description:
     inactive by then.
   - Bounded; fails after O(timeout_s) seconds, naming the peers that are missing, unhealthy or lingering.
 author: commsgw.routing contributors (@commsgw)
-extends_documentation_fragment:
-  - commsgw.routing.kamailio.run_dir
 options:
   platform:
-    description: SBC platform of this host (C(commsgw_sbc_platform)); it says how the live peer states are read.
+    description:
+      - SBC platform of this host (C(commsgw_sbc_platform)); it says how the live peer states are read.
+      - A platform registered in the collection (C(docs/platforms.md)); V(kamailio) is the one today. Another name fails
+        naming the registered ones.
     type: str
     default: kamailio
-    choices: [kamailio]
   config_dir:
-    description: The live configuration directory; its kamailio.cfg names the jsonrpcs endpoints.
+    description:
+      - The live configuration directory (Kamailio - its kamailio.cfg names the jsonrpcs endpoints).
+      - Default is the platform's own (Kamailio - C(/etc/kamailio)).
     type: path
-    default: /etc/kamailio
+  run_dir:
+    description:
+      - The SBC's run directory (Kamailio - the jsonrpcs socket/FIFO when kamailio.cfg names them relatively).
+      - Default is the platform's own (Kamailio - C(/run/kamailio)).
+    type: path
   required:
     description: C(address:port) of the peers that must be active.
     type: list
@@ -114,16 +120,17 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils import migration
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform import PeerStateError
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import DEFAULT_PLATFORM, PLATFORMS
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import (
+    DEFAULT_PLATFORM, UnknownPlatform, get_platform)
 from ansible_collections.commsgw.routing.plugins.module_utils.progress import progress_line
 
 
 def main():
     module = AnsibleModule(
         argument_spec={
-            "platform": {"type": "str", "default": DEFAULT_PLATFORM, "choices": sorted(PLATFORMS)},
-            "config_dir": {"type": "path", "default": PLATFORMS[DEFAULT_PLATFORM].defaults["config_dir"]},
-            "run_dir": {"type": "path", "default": PLATFORMS[DEFAULT_PLATFORM].defaults["run_dir"]},
+            "platform": {"type": "str", "default": DEFAULT_PLATFORM},
+            "config_dir": {"type": "path"},
+            "run_dir": {"type": "path"},
             "required": {"type": "list", "elements": "str", "default": []},
             "absent": {"type": "list", "elements": "str", "default": []},
             "min_observe_s": {"type": "float", "default": 6.0},
@@ -142,7 +149,10 @@ def main():
     if params["timeout_s"] < params["min_observe_s"]:
         module.fail_json(msg="timeout_s must be at least min_observe_s", **result)
     try:
-        poll = PLATFORMS[params["platform"]].peer_states(params)
+        platform = get_platform(params["platform"])
+        poll = platform.peer_states(platform.options(params))
+    except UnknownPlatform as exc:
+        module.fail_json(msg="platform: %s" % exc, **result)
     except OSError as exc:
         module.fail_json(msg=str(exc), **result)
     # Wall clock: a wait in slices (the action plugin) spans several module runs.

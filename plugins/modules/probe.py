@@ -97,8 +97,9 @@ options:
     description:
       - SBC platform whose own view is read and compared (C(none) to skip). Default is this host's platform
         from the plan's C(sbcs) list.
+      - A platform registered in the collection (C(docs/platforms.md)); V(kamailio) is the one today. Another name fails
+        naming the registered ones.
     type: str
-    choices: [kamailio, none]
   sbc_settle_timeout:
     description:
       - Seconds the SBC-view step may wait for peers the probe reached to become active in the SBC's own view
@@ -231,6 +232,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.module_files impor
 from ansible_collections.commsgw.routing.plugins.module_utils import probe
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_settings import ProbeSettings, Thresholds
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_tls import tls_context
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import UnknownPlatform, get_platform
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import (
     summary_lines, to_json, to_junit)
 from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
@@ -285,7 +287,7 @@ def main():
                                    "default": ["tls"]},
             "concurrency": {"type": "int", "default": 64},
             "check_provisioning_ttl": {"type": "bool", "default": True},
-            "platform": {"type": "str", "choices": ["kamailio", "none"]},
+            "platform": {"type": "str"},
             "sbc_settle_timeout": {"type": "float"},
             "sbc_options": {"type": "dict", "default": {}},
             "thresholds": {"type": "dict", "default": {}, "options": THRESHOLD_SPEC},
@@ -308,6 +310,11 @@ def main():
         module.fail_json(msg="concurrency must be at least 1, got %d" % params["concurrency"])
     if params["sbc_settle_timeout"] is not None and params["sbc_settle_timeout"] < 0:
         module.fail_json(msg="sbc_settle_timeout must not be negative, got %s" % params["sbc_settle_timeout"])
+    if params["platform"] not in (None, "", "none"):
+        try:
+            get_platform(params["platform"])
+        except UnknownPlatform as exc:
+            module.fail_json(msg="platform: %s (or none to skip the SBC's view)" % exc)
     thresholds = Thresholds(**(params["thresholds"] or {}))
     settings = ProbeSettings(
         timeout_s=params["timeout"],

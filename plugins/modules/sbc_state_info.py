@@ -23,18 +23,22 @@ description:
 author: commsgw.routing contributors (@commsgw)
 options:
   platform:
-    description: SBC platform of this host (C(commsgw_sbc_platform)).
+    description:
+      - SBC platform of this host (C(commsgw_sbc_platform)).
+      - A platform registered in the collection (C(docs/platforms.md)); V(kamailio) is the one today. Another name fails
+        naming the registered ones.
     type: str
     default: kamailio
-    choices: [kamailio]
   config_dir:
-    description: The SBC's configuration directory (C(commsgw_sbc.config_dir)).
+    description:
+      - The SBC's configuration directory (C(commsgw_sbc.config_dir)).
+      - Default is the platform's own (Kamailio - C(/etc/kamailio)).
     type: path
-    default: /etc/kamailio
   run_dir:
-    description: The SBC's run directory, which holds the jsonrpcs socket and FIFO (C(commsgw_sbc.run_dir)).
+    description:
+      - The SBC's run directory, which holds the jsonrpcs socket and FIFO (C(commsgw_sbc.run_dir)).
+      - Default is the platform's own (Kamailio - C(/run/kamailio)).
     type: path
-    default: /run/kamailio
   rpc_socket:
     description: The jsonrpcs datagram socket, when not the one C(kamailio.cfg) declares.
     type: path
@@ -109,18 +113,16 @@ drift:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils import sbc_readback
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import PLATFORMS
-
-# Registered read-back platforms: a reader (options -> state or None) and how it keeps the plan's weights.
-READERS = {name: (p.read_state, p.weight_scale) for name, p in PLATFORMS.items()}
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import (
+    DEFAULT_PLATFORM, UnknownPlatform, get_platform)
 
 
 def main():
     module = AnsibleModule(
         argument_spec={
-            "platform": {"type": "str", "default": "kamailio", "choices": sorted(READERS)},
-            "config_dir": {"type": "path", "default": "/etc/kamailio"},
-            "run_dir": {"type": "path", "default": "/run/kamailio"},
+            "platform": {"type": "str", "default": DEFAULT_PLATFORM},
+            "config_dir": {"type": "path"},
+            "run_dir": {"type": "path"},
             "rpc_socket": {"type": "path"},
             "rpc_fifo": {"type": "path"},
             "rpc_timeout_s": {"type": "float", "default": 3.0},
@@ -129,17 +131,20 @@ def main():
         },
         supports_check_mode=True,
     )
-    params = module.params
-    read, weight_scale = READERS[params["platform"]]
     try:
-        state = read(params)
+        platform = get_platform(module.params["platform"])
+    except UnknownPlatform as exc:
+        module.fail_json(msg="platform: %s" % exc)
+    params = platform.options(module.params)
+    try:
+        state = platform.read_state(params)
     except sbc_readback.ReadbackError as exc:
         module.fail_json(msg="cannot read back %s: %s" % (params["config_dir"], exc))
     result = {"changed": False, "onboarded": state is not None, "gathered": state, "differences": [],
               "in_sync": None, "drift": []}
     if params["plan"] is not None:
         try:
-            differences = sbc_readback.compare(params["plan"], state, weight_scale)
+            differences = sbc_readback.compare(params["plan"], state, platform.weight_scale)
         except (KeyError, TypeError, ValueError) as exc:
             module.fail_json(msg="plan: not a routing plan (%s: %s); pass commsgw.routing.routing_plan's "
                                  "host_plans[inventory_hostname]" % (type(exc).__name__, exc), **result)

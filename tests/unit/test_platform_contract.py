@@ -27,6 +27,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform impor
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import (
     PLATFORMS, UnknownPlatform, get_platform)
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import COMMON_FIELDS, parse_sbc_settings
+from ansible_collections.commsgw.routing.tests.harness.tools import run_module
 from ansible_collections.commsgw.routing.tests.unit.inventory_files import INVENTORIES, load_hostvars
 
 REPO = Path(__file__).resolve().parents[2]
@@ -196,3 +197,21 @@ def test_an_unregistered_platform_is_named_with_the_registered_ones() -> None:
     findings = Findings()
     parse_sbc_settings(dict(_settings("kamailio"), udp_workers=4), HOST, "tls", findings, "opensips")
     assert not findings.errors
+
+
+@pytest.mark.parametrize("module, args", [
+    ("sbc_state_info", {}),
+    ("migration_diff", {"config_dir": "/nonexistent", "files": {}, "plan": {}}),
+    ("migration_wait", {"required": ["192.0.2.1:5061"]}),
+    ("probe", {"plan": {"trunk_groups": [], "site": {"name": "x"}}}),
+])
+def test_the_generic_modules_take_any_registered_platform_and_name_them_on_a_typo(module: str, args: dict,
+                                                                                  tmp_path: Path) -> None:
+    """No module lists platforms itself (a new platform edits no module): the registry decides, and an
+    unknown name fails naming the option and the registered platforms."""
+    rc, result = run_module(module, dict(args, platform="acme"), tmp_path)
+    assert rc != 0 and result.get("failed"), result
+    assert result["msg"].startswith("platform: commsgw_sbc_platform: 'acme' is not a registered SBC platform; "
+                                    "registered: %s" % ", ".join(NAMES)), result["msg"]
+    doc = (REPO / "plugins" / "modules" / (module + ".py")).read_text(encoding="utf-8")
+    assert "choices: [kamailio" not in doc

@@ -12,7 +12,7 @@ import os
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback as kb
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import RpcError
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import DEFAULT_CONFIG_DIR, RpcError
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_view import SbcDestination, SbcView
 
 
@@ -34,7 +34,7 @@ def read_kamailio_view(options: t.Mapping[str, t.Any]) -> SbcView:
     ``dispatcher_list`` (overrides the file), ``run_dir`` (default /run/kamailio), ``rpc_socket`` /
     ``rpc_fifo`` (override what kamailio.cfg declares), ``rpc_timeout_s``.
     """
-    config_dir = options.get("config_dir") or "/etc/kamailio"
+    config_dir = options.get("config_dir") or DEFAULT_CONFIG_DIR
     list_path = options.get("dispatcher_list") or os.path.join(config_dir, "dispatcher.list")
     view = SbcView(platform="kamailio", source="")
     sources = []
