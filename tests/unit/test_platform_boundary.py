@@ -1,37 +1,51 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Issue 10: generic code imports nothing of a platform. Every file under plugins/ is parsed with ``ast``;
-a generic file that imports Kamailio code fails here. Kamailio's code is its package
-(``plugins/module_utils/kamailio/``) and the plugins named ``kamailio_*`` (its modules and renderer). The
-registry (``sbc_platforms``) is the one generic file allowed to import a platform's registration
-(docs/platforms.md)."""
+"""Issue 10: generic code imports nothing of a platform, and no platform imports another's. Every file under
+plugins/ is parsed with ``ast``. A platform's code is its package (``plugins/module_utils/<name>/``) and the
+plugins named ``<name>_*`` (its modules and renderer), for every name in the registry, so a platform is
+covered the moment it is registered. The registry (``sbc_platforms``) is the one generic file allowed to
+import a platform's registration (docs/platforms.md)."""
 
 from __future__ import annotations
 
 import ast
+import typing as t
 from pathlib import Path
 
 import pytest
 
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import platform_names
+
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 # The one generic importer of platform code: one import line per registered platform.
 REGISTRY = "plugins/module_utils/sbc_platforms.py"
+NAMES = platform_names()
 
 
-def _is_kamailio_part(part: str) -> bool:
-    return part == "kamailio" or part.startswith("kamailio_")
+def _owner_of_part(part: str, names: t.Sequence[str]) -> t.Optional[str]:
+    for name in names:
+        if part == name or part.startswith(name + "_"):
+            return name
+    return None
 
 
-def _is_kamailio(module: str) -> bool:
-    """A dotted module name inside Kamailio's package, or a module named ``kamailio_*``."""
-    return any(_is_kamailio_part(part) for part in module.split("."))
+def module_owner(module: str, names: t.Sequence[str] = NAMES) -> t.Optional[str]:
+    """The platform a dotted module name belongs to (inside its package, or named ``<name>_*``); None: generic."""
+    for part in module.split("."):
+        owner = _owner_of_part(part, names)
+        if owner:
+            return owner
+    return None
 
 
-def kamailio_file(rel: str) -> bool:
-    """``plugins/<type>/kamailio/...`` or ``plugins/<type>/kamailio_*.py``."""
-    parts = Path(rel).with_suffix("").parts[2:]
-    return any(_is_kamailio_part(part) for part in parts)
+def file_owner(rel: str, names: t.Sequence[str] = NAMES) -> t.Optional[str]:
+    """The platform of ``plugins/<type>/<name>/...`` or ``plugins/<type>/<name>_*.py``; None: generic."""
+    for part in Path(rel).with_suffix("").parts[2:]:
+        owner = _owner_of_part(part, names)
+        if owner:
+            return owner
+    return None
 
 
 def imported_modules(source: str) -> list[str]:
@@ -48,10 +62,12 @@ def imported_modules(source: str) -> list[str]:
     return found
 
 
-def forbidden_imports(rel: str, source: str) -> list[str]:
-    if kamailio_file(rel) or rel == REGISTRY:
+def forbidden_imports(rel: str, source: str, names: t.Sequence[str] = NAMES) -> list[str]:
+    """The imports of another platform's code in file ``rel`` (the registry may import every platform)."""
+    if rel == REGISTRY:
         return []
-    return sorted({m for m in imported_modules(source) if _is_kamailio(m)})
+    owner = file_owner(rel, names)
+    return sorted({m for m in imported_modules(source) if module_owner(m, names) not in (None, owner)})
 
 
 def _plugin_files() -> list[str]:
@@ -68,7 +84,7 @@ def test_no_generic_file_imports_kamailio_code() -> None:
 
 
 def test_the_generic_files_named_in_the_issue_are_checked() -> None:
-    generic = [rel for rel in _plugin_files() if not kamailio_file(rel) and rel != REGISTRY]
+    generic = [rel for rel in _plugin_files() if file_owner(rel) is None and rel != REGISTRY]
     for name in ("validation", "plan", "srv", "srv_lookup", "probe", "probe_view", "migration", "migration_semantic",
                  "sbc_readback", "sbc_settings", "inventory", "findings", "model", "azure_arm"):
         assert "plugins/module_utils/%s.py" % name in generic
@@ -91,11 +107,23 @@ def test_the_check_sees_each_form_of_import(source: str) -> None:
 
 
 def test_kamailio_files_are_told_apart_from_generic_ones() -> None:
-    assert kamailio_file("plugins/module_utils/kamailio/refresher.py")
-    assert kamailio_file("plugins/plugin_utils/kamailio_render.py")
-    assert not kamailio_file("plugins/module_utils/shipped.py")
-    assert not kamailio_file("plugins/modules/probe.py")
-    assert not _is_kamailio("ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform")
+    assert "kamailio" in NAMES
+    assert file_owner("plugins/module_utils/kamailio/refresher.py") == "kamailio"
+    assert file_owner("plugins/plugin_utils/kamailio_render.py") == "kamailio"
+    assert file_owner("plugins/module_utils/shipped.py") is None
+    assert file_owner("plugins/modules/probe.py") is None
+    assert module_owner("ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform") is None
+
+
+def test_a_second_platform_is_checked_the_moment_it_is_registered() -> None:
+    names = ("acme", "kamailio")
+    mine = "from ansible_collections.commsgw.routing.plugins.module_utils.acme.readback import read_state\n"
+    theirs = "from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import dispatcher_sets\n"
+    assert forbidden_imports("plugins/module_utils/probe.py", mine, names)
+    assert not forbidden_imports("plugins/module_utils/acme/platform.py", mine, names)
+    assert not forbidden_imports("plugins/modules/acme_config.py", mine, names)
+    assert forbidden_imports("plugins/module_utils/acme/readback.py", theirs, names)  # no platform uses another's
+    assert not forbidden_imports(REGISTRY, mine + theirs, names)
 
 
 def test_generic_imports_pass() -> None:
