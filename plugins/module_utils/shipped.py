@@ -5,11 +5,12 @@
 
 The SRV refresher runs on the SBC host, where there is no collection: ``kamailio/refresher.py`` and
 every module_utils file it imports, directly or not, are copied next to its script, keeping their
-place in module_utils (``kamailio/view.py`` with the package's ``__init__.py``, ``srv_lookup.py``). ``shipped_files``
-finds that set by reading the imports themselves (so it cannot go stale as a hand-kept list can),
-and refuses a shipped file whose collection import has no plain fallback import (``from x import``)
-next to it (``from x import`` or ``from package.x import``), which would fail on the host. The kamailio role installs what it returns (lookup
-``commsgw.routing.shipped_code``), and so do the tests (tests/harness/refresher_install.py).
+place in module_utils (``kamailio/rows.py`` with the package's ``__init__.py``, ``srv_lookup.py``).
+``shipped_files`` finds that set by reading the imports themselves (so it cannot go stale as a
+hand-kept list can), and refuses a shipped file whose collection import has no plain fallback import
+next to it (``from x import`` or ``from package.x import``), which would fail on the host. The
+kamailio role installs what it returns (lookup ``commsgw.routing.shipped_code``), and so do the tests
+(tests/harness/refresher_install.py).
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ KAMAILIO = SbcPlatform(
     runtime_peers=runtime_peers,
     probe_view=read_kamailio_view,
     peer_states=peer_states,
-    # Kamailio cannot follow SRV itself (docs/kamailio-notes.md): refresher.py rewrites the rows.
+    # Kamailio cannot follow SRV itself (docs/kamailio-notes.md): kamailio/refresher.py rewrites the rows.
     refresher=Refresher(needed=True, reads=("commsgw-srv.json",), writes=("dispatcher.list",),
                         reloads=("dispatcher.reload",)),
     settings_fields=FIELDS,
