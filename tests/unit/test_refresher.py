@@ -293,11 +293,22 @@ def test_regular_files_and_symlinks_never_get_a_request(tmp_path: Path) -> None:
         os.close(reader)
 
 
+@pytest.fixture
+def short_dir() -> t.Iterator[Path]:
+    """A directory with a short path: a reply socket under a long one (a deep --basetemp) would not fit
+    sun_path, and the client then rightly falls back to the temp dir, which is not what these tests show."""
+    path = Path(tempfile.mkdtemp(prefix="cgw-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.mark.parametrize("run_mode", [0o770, 0o755], ids=["group-private-run-dir", "open-run-dir"])
-def test_reply_socket_lives_in_a_private_dir_of_the_run_dir(tmp_path: Path, run_mode: int) -> None:
+def test_reply_socket_lives_in_a_private_dir_of_the_run_dir(short_dir: Path, run_mode: int) -> None:
     """A stand-in Kamailio answers on a real datagram socket; the reply address must be in the run dir,
     in a 0700 directory, the socket 0600, both owned by the run dir's owner (Kamailio's user)."""
-    run = tmp_path / "run"
+    run = short_dir / "run"
     run.mkdir()
     os.chmod(run, run_mode)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -336,13 +347,13 @@ def _reply_dir_as_nobody(run: Path, groups: str) -> subprocess.CompletedProcess[
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
-def test_reply_dir_of_a_group_member_is_open_to_that_group_only(tmp_path: Path) -> None:
+def test_reply_dir_of_a_group_member_is_open_to_that_group_only(short_dir: Path) -> None:
     """The refresher's shape: not Kamailio's user, a member of its group; the run dir is 0770 to that group."""
-    run = tmp_path / "run"
+    run = short_dir / "run"
     run.mkdir()
     os.chown(run, 0, 4242)
     os.chmod(run, 0o770)
-    os.chmod(tmp_path, 0o755)
+    os.chmod(short_dir, 0o755)
     proc = _reply_dir_as_nobody(run, "--groups=4242")
     assert proc.returncode == 0, proc.stderr
     path, dir_mode, gid = json.loads(proc.stdout)
@@ -351,12 +362,12 @@ def test_reply_dir_of_a_group_member_is_open_to_that_group_only(tmp_path: Path) 
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
-def test_reply_dir_open_to_everyone_is_refused(tmp_path: Path) -> None:
+def test_reply_dir_open_to_everyone_is_refused(short_dir: Path) -> None:
     """As nobody, outside Kamailio's group, next to a root-owned 0755 run dir: Kamailio could only answer
     through a path every local user may write to; refused with the reason, nothing left behind."""
-    run = tmp_path / "run"
+    run = short_dir / "run"
     run.mkdir(mode=0o755)
-    os.chmod(tmp_path, 0o755)
+    os.chmod(short_dir, 0o755)
     before = set(os.listdir(tempfile.gettempdir()))
     proc = _reply_dir_as_nobody(run, "--clear-groups")
     assert proc.returncode != 0
