@@ -221,7 +221,15 @@ def test_check_mode_on_fresh_hosts_lists_changes_and_changes_nothing(rig: Rig) -
     assert "kamailio.service.d/commsgw.conf" in out
 
 
+REFRESHER_DIR = "/usr/local/lib/commsgw-srv-refresh"  # the role's default kamailio_refresher_dir
+# What releases before the kamailio package installed there: flat files whose names the package's replace.
+OLD_FLAT_LIBRARIES = ("refresher.py", "kamailio.py", "kamailio_runtime.py")
+
+
 def test_onboard_two_sites_over_tls_with_the_probe(rig: Rig) -> None:
+    # An upgrade on AMS: the older release's flat libraries (broken on purpose) are still there.
+    rig.root(AMS, "mkdir -p %s && cd %s && for f in %s; do echo 'raise ImportError(\"old flat library\")' > $f; done"
+             % (REFRESHER_DIR, REFRESHER_DIR, " ".join(OLD_FLAT_LIBRARIES)))
     out = _play(rig.inventory, "playbooks/onboard.yml").stdout
     for guest in (AMS, DUB):
         assert re.search(r"site \S+ on %s: PASS" % guest.name, out), out[-6000:]
@@ -240,6 +248,12 @@ def test_onboard_two_sites_over_tls_with_the_probe(rig: Rig) -> None:
                                     "commsgw-srv-refresh.service; systemctl is-active commsgw-srv-refresh.timer")
         assert "User=commsgw-srv" in refresher and "ProtectSystem=strict" in refresher, refresher
         assert "NoNewPrivileges=yes" in refresher and refresher.strip().endswith("active"), refresher
+        # The refresher's libraries keep their module_utils layout (the kamailio package), the old flat files
+        # are gone, and the installed script imports them with the host's own python3.
+        listing = rig.root(guest, "cd %s && find . -name '*.py' | sort" % REFRESHER_DIR).split()
+        assert "./kamailio/refresher.py" in listing and "./kamailio/__init__.py" in listing, listing
+        assert not set("./" + name for name in OLD_FLAT_LIBRARIES) & set(listing), listing
+        assert "usage" in rig.root(guest, "%s/commsgw-srv-refresh --help" % REFRESHER_DIR).lower()
         # The package's unit runs the rendered configuration through the drop-in, as user kamailio.
         show = rig.root(guest, "systemctl show -p User -p ExecStart -p DropInPaths kamailio")
         assert "User=kamailio" in show and "/etc/kamailio/kamailio.cfg" in show and "commsgw.conf" in show
