@@ -14,7 +14,8 @@ import typing as t
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.platform import KAMAILIO
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform import SbcPlatform, UnknownPlatform
 
-__all__ = ["DEFAULT_PLATFORM", "PLATFORMS", "PLATFORM_VAR", "UnknownPlatform", "get_platform", "platform_names"]
+__all__ = ["DEFAULT_PLATFORM", "PLATFORMS", "PLATFORM_VAR", "UnknownPlatform", "get_platform", "module_platform",
+           "platform_names"]
 
 PLATFORM_VAR = "commsgw_sbc_platform"
 DEFAULT_PLATFORM = "kamailio"
@@ -32,3 +33,13 @@ def get_platform(name: t.Any) -> SbcPlatform:
     except (KeyError, TypeError):
         raise UnknownPlatform("%s: %r is not a registered SBC platform; registered: %s"
                               % (PLATFORM_VAR, name, ", ".join(platform_names()))) from None
+
+
+def module_platform(module: t.Any, name: t.Any, hint: str = "", **result: t.Any) -> SbcPlatform:
+    """``get_platform`` for a module's ``platform`` option: an unknown name fails the module (``fail_json``)
+    with a message naming the option and the registered platforms; ``hint`` adds what else the option takes."""
+    try:
+        return get_platform(name)
+    except UnknownPlatform as exc:
+        module.fail_json(msg="platform: %s%s" % (exc, hint), **result)
+        raise  # not reached: fail_json exits

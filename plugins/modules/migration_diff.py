@@ -134,8 +134,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils import migration
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import (
-    DEFAULT_PLATFORM, UnknownPlatform, get_platform)
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import DEFAULT_PLATFORM, module_platform
 
 
 def _read(path):
@@ -170,10 +169,7 @@ def main():
     params = module.params
     config_dir = params["config_dir"]
     new_files = {str(k): str(v) for k, v in params["files"].items()}
-    try:
-        platform = get_platform(params["platform"])
-    except UnknownPlatform as exc:
-        module.fail_json(msg="platform: %s" % exc)
+    platform = module_platform(module, params["platform"])
     names = sorted(set(new_files) | set(platform.state_files))
     current_files = {name: _read(os.path.join(config_dir, name)) for name in names}
     certificates = _certificates(platform, current_files, new_files)

@@ -120,8 +120,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils import migration
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform import PeerStateError
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import (
-    DEFAULT_PLATFORM, UnknownPlatform, get_platform)
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import DEFAULT_PLATFORM, module_platform
 from ansible_collections.commsgw.routing.plugins.module_utils.progress import progress_line
 
 
@@ -148,11 +147,9 @@ def main():
         module.exit_json(msg="check mode: nothing loaded, nothing to wait for", **result)
     if params["timeout_s"] < params["min_observe_s"]:
         module.fail_json(msg="timeout_s must be at least min_observe_s", **result)
+    platform = module_platform(module, params["platform"], **result)
     try:
-        platform = get_platform(params["platform"])
         poll = platform.peer_states(platform.options(params))
-    except UnknownPlatform as exc:
-        module.fail_json(msg="platform: %s" % exc, **result)
     except OSError as exc:
         module.fail_json(msg=str(exc), **result)
     # Wall clock: a wait in slices (the action plugin) spans several module runs.

@@ -232,7 +232,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.module_files impor
 from ansible_collections.commsgw.routing.plugins.module_utils import probe
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_settings import ProbeSettings, Thresholds
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_tls import tls_context
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import UnknownPlatform, get_platform
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import module_platform
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import (
     summary_lines, to_json, to_junit)
 from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
@@ -311,10 +311,7 @@ def main():
     if params["sbc_settle_timeout"] is not None and params["sbc_settle_timeout"] < 0:
         module.fail_json(msg="sbc_settle_timeout must not be negative, got %s" % params["sbc_settle_timeout"])
     if params["platform"] not in (None, "", "none"):
-        try:
-            get_platform(params["platform"])
-        except UnknownPlatform as exc:
-            module.fail_json(msg="platform: %s (or none to skip the SBC's view)" % exc)
+        module_platform(module, params["platform"], " (or none to skip the SBC's view)")
     thresholds = Thresholds(**(params["thresholds"] or {}))
     settings = ProbeSettings(
         timeout_s=params["timeout"],

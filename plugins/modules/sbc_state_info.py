@@ -113,8 +113,7 @@ drift:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils import sbc_readback
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import (
-    DEFAULT_PLATFORM, UnknownPlatform, get_platform)
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import DEFAULT_PLATFORM, module_platform
 
 
 def main():
@@ -131,10 +130,7 @@ def main():
         },
         supports_check_mode=True,
     )
-    try:
-        platform = get_platform(module.params["platform"])
-    except UnknownPlatform as exc:
-        module.fail_json(msg="platform: %s" % exc)
+    platform = module_platform(module, module.params["platform"])
     params = platform.options(module.params)
     try:
         state = platform.read_state(params)
