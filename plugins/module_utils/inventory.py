@@ -95,7 +95,7 @@ def _sbc_settings_findings(entry: dict[str, t.Any], deployment: Deployment, requ
     transport = deployment.acg_transport if isinstance(deployment.acg_transport, str) else "tls"
     for host, raw in sorted(entry.get("settings", {}).items()):
         if raw is not None or required:
-            parse_sbc_settings(raw, host, transport, findings, entry["platforms"][host])
+            parse_sbc_settings(raw, host, transport, findings, entry["platforms"][host], deployment.type)
     return findings.items
 
 
