@@ -127,8 +127,9 @@ def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Find
         core_transport = "udp"
     elif core_transport == "udp":
         # docs/core-side.md: the core ACL trusts source addresses, which a UDP datagram does not prove.
-        findings.warn(base + ".core_listen.transport", "is udp (the default): the core ACL "
-                      "(core_allowed_sources) trusts a source address, which a spoofed UDP datagram fakes",
+        findings.warn(base + ".core_listen.transport", "is udp%s: the core ACL (core_allowed_sources) trusts "
+                      "a source address, which a spoofed UDP datagram fakes"
+                      % ("" if "transport" in core_raw else " (the default)"),
                       "tcp, whose handshake proves the source address", core_transport)
     core = {"address": _address(core_raw.get("address"), base + ".core_listen.address", findings),
             "port": _port(core_raw.get("port"), base + ".core_listen.port", 5060, findings),
