@@ -261,8 +261,8 @@ def test_an_answer_for_another_resource_is_refused(tmp_path: Path, monkeypatch: 
     assert "raw" not in result and "resource" not in result
 
 
-def test_ids_compare_case_insensitively_and_the_name_comes_from_the_request(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ids_compare_case_insensitively_and_the_name_comes_from_the_request(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with ArmServer(tmp_path) as arm:
         rid = arm.resource_id("contoso-emea")
         arm.bodies["contoso-emea"] = dict(_consistent(), id=rid.lower(), name="CONTOSO-EMEA")

@@ -203,8 +203,8 @@ def test_a_nameserver_given_as_a_name_is_a_validation_error(tmp_path: Path, play
 
 
 @pytest.mark.parametrize("play", ["validate.yml srv audit", "plan.yml", "render.yml"])
-def test_a_nameserver_given_as_a_string_is_used_with_a_warning(tmp_path: Path, knot: tuple[DnsServer, DnsServer],
-                                                              play: str) -> None:
+def test_a_nameserver_given_as_a_string_is_used_with_a_warning(
+        tmp_path: Path, knot: tuple[DnsServer, DnsServer], play: str) -> None:
     right, dummy = knot
     render = tmp_path / "render"
     inventory = _inventory(

@@ -120,7 +120,6 @@ def test_unlisted_core_source_is_refused_and_listed_one_routed(lab: AcgLab, tmp_
     assert "not in commsgw_sbc.core_allowed_sources refused" in lab.kamailio.log_text()  # type: ignore[union-attr]
 
 
-
 class _RawUac:
     """Just enough of a SIP UA on a raw UDP socket to hold one real dialog through the SBC's core socket."""
 

@@ -60,7 +60,6 @@ def test_bad_core_sources_name_the_item(value: list[t.Any], index: int, wording:
         normalise_sbc_settings(dict(SETTINGS, core_allowed_sources=value), "udp", host="sbc1")
 
 
-
 # -- issue 21 item 5: production needs the core ACL, and a real one ------------------------------------
 def _production_hosts(**changes: t.Any) -> dict[str, dict[str, t.Any]]:
     """The shipped inventory/production, with ``changes`` applied to sbc-ams-2's commsgw_sbc (None: removed)."""
