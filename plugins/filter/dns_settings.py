@@ -11,7 +11,10 @@ description:
     C(commsgw_dns_port) and C(commsgw_dns_timeout) its SBC hosts see (set in any group_vars, including the
     deployment's own group), else those of O(defaults) (the controller's own variables).
   - Fails when hosts of one deployment disagree, or when a nameserver is not an IP address, rather than asking
-    another resolver than the one configured.
+    another resolver than the one configured. A plain string is read as a list of one nameserver.
+  - The playbooks validate these settings first (M(commsgw.routing.validate_inventory), with O(defaults) as its
+    C(dns_defaults)), so that bad input is reported with its field path there; this filter only refuses what
+    slipped past, in the same words.
 positional: defaults
 options:
   _input:

@@ -29,7 +29,10 @@ PUBLIC_ARM_ENDPOINT = "https://management.azure.com"
 _STABLE = re.compile(r"\A\d{4}-\d{2}-\d{2}\Z")
 _RESOURCE_ID = re.compile(r"\A/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/Microsoft\.VoiceServices/"
                           r"communicationsGateways/([^/]+)\Z", re.IGNORECASE)
-_SEGMENT = re.compile(r"\A[A-Za-z0-9._()-]{1,90}\Z")
+# A subscription, resource group or resource name: Azure's alphabet, never ending in '.' (Azure refuses that,
+# and it keeps '..' out of the URL path and of the draft's file name, which is the requested name).
+_SEGMENT = re.compile(r"\A[A-Za-z0-9._()-]{0,89}[A-Za-z0-9_()-]\Z")
+_SEGMENT_EXPECTED = "1-90 letters, digits, '.', '_', '-', '(' or ')', not ending in '.'"
 
 
 class ArmError(Exception):
@@ -60,10 +63,15 @@ def resource_id(subscription_id: t.Optional[str], resource_group: t.Optional[str
                 given_id: t.Optional[str]) -> str:
     """The canonical resource id from its parts or as given; ArmError(kind="options") when unusable."""
     if given_id:
-        if not _RESOURCE_ID.match(given_id.rstrip("/")):
+        match = _RESOURCE_ID.match(given_id.rstrip("/"))
+        if not match:
             raise ArmError("options", "resource_id %r is not the id of an ACG resource; expected "
                            "/subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.VoiceServices/"
                            "communicationsGateways/<name>" % given_id)
+        for key, value in zip(("subscription", "resource group", "name"), match.groups()):
+            if not _SEGMENT.match(value):
+                raise ArmError("options", "resource_id %r: the %s %r is not a valid Azure name; expected %s"
+                               % (given_id, key, value, _SEGMENT_EXPECTED))
         return given_id.rstrip("/")
     parts = {"subscription_id": subscription_id, "resource_group": resource_group, "name": name}
     missing = [key for key, value in parts.items() if not value]
@@ -72,10 +80,31 @@ def resource_id(subscription_id: t.Optional[str], resource_group: t.Optional[str
                        % ", ".join(missing))
     for key, value in parts.items():
         if not _SEGMENT.match(str(value)):
-            raise ArmError("options", "%s %r is not a valid Azure name; expected 1-90 letters, digits, "
-                           "'.', '_', '-', '(' or ')'" % (key, value))
+            raise ArmError("options", "%s %r is not a valid Azure name; expected %s" % (key, value, _SEGMENT_EXPECTED))
     return "/subscriptions/%s/resourceGroups/%s/providers/%s/%s/%s" % (
         subscription_id, resource_group, PROVIDER, RESOURCE_TYPE, name)
+
+
+def resource_name(rid: str) -> str:
+    """The resource name of a canonical id from ``resource_id`` (its last segment)."""
+    return rid.rsplit("/", 1)[1]
+
+
+def check_answer_is_the_resource(body: t.Mapping[str, t.Any], rid: str) -> None:
+    """ARM's answer must be the resource asked for: its ``id`` and ``name`` equal the request's (ARM ids
+    are case-insensitive). Anything else (another resource, an id or name carrying a newline or a path)
+    is an ArmError(kind="mismatch"), so that nothing of it reaches a draft, a file name or a message unasked."""
+    answered_id, answered_name = body.get("id"), body.get("name")
+    for field, answered, asked in (("id", answered_id, rid), ("name", answered_name, resource_name(rid))):
+        if not isinstance(answered, str) or answered.lower() != asked.lower():
+            raise ArmError("mismatch", "ARM answered with another resource than the one asked for: the answer's %s "
+                           "is %s; expected %r (the resource read, %s)" % (field, _shown(answered), asked, rid))
+
+
+def _shown(value: t.Any) -> str:
+    """A value from ARM shown on one line, control and non-ASCII characters escaped, at most 200 characters."""
+    text = repr(value).encode("ascii", "backslashreplace").decode("ascii")
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def newest_stable(versions: t.Iterable[t.Any]) -> t.Optional[str]:

@@ -66,11 +66,17 @@ def todo_paths(value: t.Any, path: str = "") -> list[str]:
     return [path] if isinstance(value, str) and value.startswith(TODO) else []
 
 
+def comment_text(value: str) -> str:
+    """``value`` made safe inside one YAML comment line: a newline (or any control or non-ASCII character)
+    would end the comment and start YAML of ARM's choosing, so each is written as a backslash escape."""
+    return "".join(ch if " " <= ch <= "~" else ch.encode("unicode_escape").decode("ascii") for ch in value)
+
+
 def draft_yaml(resource: AcgResource) -> str:
     deployment = draft_deployment(resource)
     todos = todo_paths(deployment)
     header = ("---\n# Drafted from the ACG resource %s by commsgw.routing (playbooks/azure_check.yml).\n"
               "# ARM cannot give %d field(s), marked TODO: fill them in, then run playbooks/validate.yml.\n"
-              % (resource.id or resource.name, len(todos)))
+              % (comment_text(resource.id or resource.name), len(todos)))
     header += "".join("#   %s\n" % path for path in todos)
     return header + yaml_dump({"commsgw_deployment": deployment}, default_flow_style=False, sort_keys=False)

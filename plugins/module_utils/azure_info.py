@@ -8,7 +8,7 @@ from __future__ import annotations
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.azure_arm import (
-    ArmError, ArmReader, ArmSettings, read_resource, resource_id)
+    ArmError, ArmReader, ArmSettings, check_answer_is_the_resource, read_resource, resource_id, resource_name)
 from ansible_collections.commsgw.routing.plugins.module_utils.azure_credential import build_credential
 from ansible_collections.commsgw.routing.plugins.module_utils.azure_resource import normalise, used_fields
 
@@ -24,8 +24,18 @@ def settings_from(params: t.Mapping[str, t.Any]) -> ArmSettings:
                        max_retry_wait=float(params["max_retry_wait"]))
 
 
+def insecure_warning(params: t.Mapping[str, t.Any]) -> t.Optional[str]:
+    """The warning for a run that does not verify the endpoint's certificate, or None."""
+    if params.get("ca_path") or params.get("validate_certs", True):
+        return None
+    return ("validate_certs is false: the certificates of %s and of the authority are not verified, so anyone "
+            "on the path can answer as Azure Resource Manager (and receive the credential); give the endpoint's "
+            "CA in ca_path instead" % params.get("arm_endpoint"))
+
+
 def read_acg(params: t.Mapping[str, t.Any], sleep: t.Optional[t.Callable[[float], None]] = None) -> dict[str, t.Any]:
-    """``{"raw", "api_version", "resource", "resource_id"}`` for the ACG resource the options name."""
+    """``{"raw", "api_version", "resource", "resource_id", "resource_name"}`` for the ACG resource the options
+    name; ``resource_name`` comes from the (validated) request, never from ARM's answer."""
     rid = resource_id(params.get("subscription_id"), params.get("resource_group"), params.get("name"),
                       params.get("resource_id"))
     settings = settings_from(params)
@@ -37,5 +47,7 @@ def read_acg(params: t.Mapping[str, t.Any], sleep: t.Optional[t.Callable[[float]
         raise ArmError("options", str(exc))
     reader = ArmReader(settings, credential, sleep) if sleep else ArmReader(settings, credential)
     body, version = read_resource(reader, rid)
+    check_answer_is_the_resource(body, rid)
     resource = normalise(body)
-    return {"resource_id": rid, "api_version": version, "raw": used_fields(body), "resource": resource.as_dict()}
+    return {"resource_id": rid, "resource_name": resource_name(rid), "api_version": version, "raw": used_fields(body),
+            "resource": resource.as_dict()}

@@ -15,7 +15,9 @@ Two ``commsgw_sbc`` fields, parsed here and turned into view data for kamailio.c
                            implicitly when they are IPv4 addresses (they send the in-dialog requests
                            of calls the SBC routed to them); a host name cannot be, so it must be
                            listed (a warning says so). Absent: no core ACL at all, with a warning
-                           (toll-fraud risk); ``[]``: only the implicit next hops.
+                           (toll-fraud risk), and an error in a production-type deployment;
+                           ``[]``: only the implicit next hops. No network may be wider than a /8,
+                           nor may the list together cover more addresses than one /8 (``WIDEST_PREFIX``).
 ``number_normalisation``   optional mapping ``country_code`` (1-3 digits), ``national_prefix``,
                            ``international_prefix`` (digit strings, quoted in YAML): how a non-E.164
                            Request-URI user part of an initial request towards ACG is rewritten
@@ -42,42 +44,72 @@ E164_REPLY = (484, "Address Incomplete (E.164 Number Required)")
 # \Z, not $: a trailing newline would reach a string and a regex of kamailio.cfg.
 _DIGITS = re.compile(r"^[0-9]+\Z")
 NORMALISATION_FIELDS = ("country_code", "national_prefix", "international_prefix")
+# The widest core ACL accepted: no network wider than a /8, and no more addresses in all than one /8 holds
+# (16777216). A /8 is the largest block one organisation holds (10.0.0.0/8 is all of RFC 1918's largest
+# range); anything wider spans other organisations' address space and is no longer "the operator core's
+# elements": an ACL in name only (0.0.0.0/1 + 128.0.0.0/1 is 0.0.0.0/0 in two halves). The total counts
+# the union, so overlapping entries are not counted twice.
+WIDEST_PREFIX = 8
+MAX_CORE_ADDRESSES = 2 ** (32 - WIDEST_PREFIX)
+CORE_SOURCES_EXPECTED = "the operator core's source networks as IPv4 CIDRs, e.g. [192.0.2.0/28]"
 
 
 def parse_core_allowed_sources(raw: t.Any, path: str, next_hop: t.Optional[t.Mapping[str, t.Any]],
-                               findings: Findings) -> t.Optional[list[str]]:
-    """``commsgw_sbc.core_allowed_sources`` -> normalised CIDR strings, or None when absent (warned)."""
+                               findings: Findings, required: bool = False) -> t.Optional[list[str]]:
+    """``commsgw_sbc.core_allowed_sources`` -> normalised CIDR strings, or None when absent.
+
+    Absent is a warning, or an error when ``required`` (a production-type deployment)."""
     if raw is None:
-        findings.warn(path, "is not set: any source that reaches core_listen can send calls through ACG "
-                      "(toll fraud)", "the operator core's source networks as CIDRs, e.g. [192.0.2.0/28]")
+        if required:
+            findings.error(path, "is missing in a production deployment: without it any source that reaches "
+                           "core_listen can send calls through ACG (toll fraud)", CORE_SOURCES_EXPECTED)
+        else:
+            findings.warn(path, "is not set: any source that reaches core_listen can send calls through ACG "
+                          "(toll fraud)", CORE_SOURCES_EXPECTED)
         return None
     if not isinstance(raw, list):
         findings.error(path, "is not a list", "a list of IPv4 CIDRs such as 192.0.2.0/28", raw)
         return None
-    networks: list[str] = []
+    networks: list[ipaddress.IPv4Network] = []
     for index, item in enumerate(raw):
-        item_path = "%s[%d]" % (path, index)
-        if not isinstance(item, str):
-            findings.error(item_path, "is not a string", "an IPv4 CIDR such as 192.0.2.0/28", item)
-            continue
-        try:
-            network = ipaddress.IPv4Network(item.strip(), strict=True)
-        except ValueError as exc:
-            hint = " (host bits set)" if "host bits" in str(exc) else ""
-            findings.error(item_path, "is not an IPv4 network%s" % hint,
-                           "an IPv4 CIDR with its network address, e.g. 192.0.2.0/28 or 192.0.2.7/32", item)
-            continue
-        if network.prefixlen == 0:
-            findings.error(item_path, "allows every source", "the operator core's own networks (leave the field "
-                           "out to run without a core ACL, with a warning)", item)
-            continue
-        if str(network) not in networks:
-            networks.append(str(network))
+        network = _core_network(item, "%s[%d]" % (path, index), findings)
+        if network is not None and network not in networks:
+            networks.append(network)
+    total = sum(n.num_addresses for n in ipaddress.collapse_addresses(networks))
+    if total > MAX_CORE_ADDRESSES:
+        findings.error(path, "allows %d source addresses in all, more than one /%d holds (%d)"
+                       % (total, WIDEST_PREFIX, MAX_CORE_ADDRESSES),
+                       "the operator core's own networks, %d addresses at most in all" % MAX_CORE_ADDRESSES,
+                       raw)
     if next_hop is not None and _ipv4(next_hop.get("host")) is None:
         findings.warn(path, "does not cover core_next_hop implicitly: %s is a host name" % next_hop["host"],
                       "the addresses of core_next_hop listed here (it sends the in-dialog requests of calls "
                       "from ACG)", raw)
-    return networks
+    return [str(network) for network in networks]
+
+
+def _core_network(item: t.Any, path: str, findings: Findings) -> t.Optional[ipaddress.IPv4Network]:
+    """One entry of core_allowed_sources, or None (reported) when it is no network or too wide."""
+    if not isinstance(item, str):
+        findings.error(path, "is not a string", "an IPv4 CIDR such as 192.0.2.0/28", item)
+        return None
+    try:
+        network = ipaddress.IPv4Network(item.strip(), strict=True)
+    except ValueError as exc:
+        hint = " (host bits set)" if "host bits" in str(exc) else ""
+        findings.error(path, "is not an IPv4 network%s" % hint,
+                       "an IPv4 CIDR with its network address, e.g. 192.0.2.0/28 or 192.0.2.7/32", item)
+        return None
+    if network.prefixlen == 0:
+        findings.error(path, "allows every source", "the operator core's own networks (outside production, leave "
+                       "the field out to run without a core ACL, with a warning)", item)
+        return None
+    if network.prefixlen < WIDEST_PREFIX:
+        findings.error(path, "is wider than a /%d (%d addresses): that is not the operator core's own network"
+                       % (WIDEST_PREFIX, network.num_addresses),
+                       "networks of /%d or narrower (more specific), e.g. 10.20.0.0/16" % WIDEST_PREFIX, item)
+        return None
+    return network
 
 
 def parse_number_normalisation(raw: t.Any, path: str, findings: Findings) -> t.Optional[dict[str, str]]:

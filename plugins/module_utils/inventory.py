@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import typing as t
 
+from ansible_collections.commsgw.routing.plugins.module_utils.dns_settings import DNS_VARS, check_deployment_dns
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Finding, Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Deployment, Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
@@ -55,6 +56,7 @@ def collect_deployments(hostvars: t.Mapping[str, t.Mapping[str, t.Any]]) -> list
                               "platform": variables.get(PLATFORM_VAR, DEFAULT_PLATFORM)})
         entry.setdefault("settings", {})[host] = variables.get(SBC_VAR)
         entry.setdefault("platforms", {})[host] = variables.get(PLATFORM_VAR, DEFAULT_PLATFORM)
+        entry.setdefault("dns", {})[host] = {var: variables[var] for var in DNS_VARS if var in variables}
         if variables.get(SITE_GROUPS_VAR):
             entry.setdefault("site_groups", {})[host] = variables[SITE_GROUPS_VAR]
     return [by_name[name] for name in sorted(by_name)]
@@ -95,17 +97,19 @@ def _sbc_settings_findings(entry: dict[str, t.Any], deployment: Deployment, requ
     transport = deployment.acg_transport if isinstance(deployment.acg_transport, str) else "tls"
     for host, raw in sorted(entry.get("settings", {}).items()):
         if raw is not None or required:
-            parse_sbc_settings(raw, host, transport, findings, entry["platforms"][host])
+            parse_sbc_settings(raw, host, transport, findings, entry["platforms"][host], deployment.type)
     return findings.items
 
 
-def validate_inventory(hostvars: t.Mapping[str, t.Mapping[str, t.Any]],
-                       require_sbc_settings: bool = False) -> list[dict[str, t.Any]]:
+def validate_inventory(hostvars: t.Mapping[str, t.Mapping[str, t.Any]], require_sbc_settings: bool = False,
+                       dns_defaults: t.Optional[t.Mapping[str, t.Any]] = None) -> list[dict[str, t.Any]]:
     """Validate every deployment of the inventory.
 
     Returns one report per deployment: its name, the parsed model (only when it has no error),
     and its errors and warnings as dictionaries. ``require_sbc_settings`` also reports hosts without
-    ``commsgw_sbc`` (needed to render or push, not to validate or plan).
+    ``commsgw_sbc`` (needed to render or push, not to validate or plan). The DNS settings the SRV
+    records are resolved with (``commsgw_dns_*`` of the hosts, else ``dns_defaults``, the controller's)
+    are checked too, before anything is resolved with them.
     """
     reports = []
     for entry in collect_deployments(hostvars):
@@ -114,6 +118,7 @@ def validate_inventory(hostvars: t.Mapping[str, t.Mapping[str, t.Any]],
         findings.extend(_conflict_findings(entry, sbcs))
         findings.extend(_site_group_findings(entry))
         findings.extend(_sbc_settings_findings(entry, deployment, require_sbc_settings))
+        check_deployment_dns(sorted(entry["dns"].items()), dns_defaults or {}, findings)
         reports.append({"name": entry["label"], "model": deployment if not findings.errors else None,
                         "errors": findings.errors, "warnings": findings.warnings})
     return reports

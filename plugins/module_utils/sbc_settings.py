@@ -28,8 +28,9 @@ common field, its default and why:
                           Record-Route); a received message longer than the ACG limit minus this
                           is refused locally with 513 (R-27).
 ``core_allowed_sources``  list of IPv4 CIDRs allowed to send to ``core_listen`` (absent: no core
-                          ACL, with a warning); ``number_normalisation``: optional rewrite of
-                          non-E.164 numbers towards ACG (R-26). Both: see ``core_policy``.
+                          ACL, with a warning; an error in a production-type deployment);
+                          ``number_normalisation``: optional rewrite of non-E.164 numbers towards
+                          ACG (R-26). Both: see ``core_policy``.
 """
 
 from __future__ import annotations
@@ -95,12 +96,13 @@ def _mapping(raw: t.Any, path: str, fields: t.Sequence[str], findings: Findings)
 
 
 def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Findings,
-                       platform: t.Any = DEFAULT_PLATFORM) -> dict[str, t.Any]:
+                       platform: t.Any = DEFAULT_PLATFORM, deployment_type: t.Any = None) -> dict[str, t.Any]:
     """Validate ``commsgw_sbc`` of ``host`` and return it complete with defaults (plain data).
 
     The common keys are checked here and the keys of ``platform`` (``commsgw_sbc_platform``) by
     that platform's validator; an unregistered platform (reported by the deployment validation)
-    gets only the common checks. Problems are added to ``findings`` with paths
+    gets only the common checks. A ``deployment_type`` of production requires ``core_allowed_sources``.
+    Problems are added to ``findings`` with paths
     ``hosts[<host>].commsgw_sbc.<field>``; the returned mapping is only meaningful when no error was added.
     """
     base = "hosts[%s].%s" % (host, SBC_VAR)
@@ -123,6 +125,12 @@ def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Find
         findings.error(base + ".core_listen.transport", "is not supported", " or ".join(CORE_TRANSPORTS),
                        core_transport)
         core_transport = "udp"
+    elif core_transport == "udp":
+        # docs/core-side.md: the core ACL trusts source addresses, which a UDP datagram does not prove.
+        findings.warn(base + ".core_listen.transport", "is udp%s: the core ACL (core_allowed_sources) trusts "
+                      "a source address, which a spoofed UDP datagram fakes"
+                      % ("" if "transport" in core_raw else " (the default)"),
+                      "tcp, whose handshake proves the source address", core_transport)
     core = {"address": _address(core_raw.get("address"), base + ".core_listen.address", findings),
             "port": _port(core_raw.get("port"), base + ".core_listen.port", 5060, findings),
             "transport": core_transport}
@@ -170,7 +178,8 @@ def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Find
         action = "reject"
     settings["acl_action"] = action
     settings["core_allowed_sources"] = parse_core_allowed_sources(
-        top.get("core_allowed_sources"), base + ".core_allowed_sources", next_hop, findings)
+        top.get("core_allowed_sources"), base + ".core_allowed_sources", next_hop, findings,
+        required=deployment_type == "production")
     settings["number_normalisation"] = parse_number_normalisation(
         top.get("number_normalisation"), base + ".number_normalisation", findings)
     return settings

@@ -17,6 +17,8 @@ description:
   - The identity needs the Reader role on the ACG resource.
   - Each failure (authentication, 403, 404, throttling, server error, TLS, unknown shape) has its own message
     and RV(error_kind).
+  - The answer must be the resource asked for - its C(id) and C(name) equal the request's (case-insensitively),
+    else the module fails with RV(error_kind=mismatch); RV(resource_name) comes from the request, never from the answer.
 author: commsgw.routing contributors (@commsgw)
 requirements:
   - azure-identity >= 1.16
@@ -57,7 +59,9 @@ options:
     type: int
     default: 60
   validate_certs:
-    description: Verify the TLS certificate of the endpoint (and of the authority).
+    description:
+      - Verify the TLS certificate of the endpoint (and of the authority).
+      - V(false) warns - anyone on the path can then answer as ARM; prefer giving the endpoint's CA in O(ca_path).
     type: bool
     default: true
   ca_path:
@@ -106,6 +110,13 @@ resource_id:
   description: The ARM id read.
   returned: success
   type: str
+resource_name:
+  description:
+    - The name of the resource read, taken from the request (validated - letters, digits, '.', '_', '-', '(' and ')',
+      not ending in '.'), so safe as a file name (playbooks/azure_check.yml names the draft after it).
+  returned: success
+  type: str
+  sample: contoso-emea
 api_version:
   description: The api-version used.
   returned: success
@@ -122,7 +133,7 @@ resource:
   type: dict
 error_kind:
   description: On failure, one of options, missing_library, auth, forbidden, not_found, throttled, server, tls,
-    timeout, connection, http, shape.
+    timeout, connection, http, shape, mismatch.
   returned: failure
   type: str
 """
@@ -131,7 +142,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.commsgw.routing.plugins.module_utils.azure_arm import ArmError
 from ansible_collections.commsgw.routing.plugins.module_utils.azure_credential import (
     REQUIRED_LIBRARIES, missing_library)
-from ansible_collections.commsgw.routing.plugins.module_utils.azure_info import read_acg
+from ansible_collections.commsgw.routing.plugins.module_utils.azure_info import insecure_warning, read_acg
 
 ARGUMENT_SPEC = {
     "resource_id": {"type": "str"},
@@ -162,6 +173,9 @@ def main():
     if problem:
         module.fail_json(msg=missing_required_lib(REQUIRED_LIBRARIES), exception=problem,
                          error_kind="missing_library")
+    warning = insecure_warning(module.params)
+    if warning:
+        module.warn(warning)
     try:
         result = read_acg(module.params)
     except ArmError as exc:

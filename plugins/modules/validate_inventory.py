@@ -24,6 +24,14 @@ options:
     description: Treat warnings as errors.
     type: bool
     default: false
+  dns_defaults:
+    description:
+      - The controller's own C(commsgw_dns_nameservers), C(commsgw_dns_port) and C(commsgw_dns_timeout) (null when
+        unset), used for a deployment none of whose SBC hosts sets them, and checked then, as C(hosts[localhost].<variable>).
+      - The SBC hosts' own C(commsgw_dns_*) (from O(hosts)) are always checked - nameservers must be IP addresses
+        (a plain string is read as a list of one, with a warning), the same on every host of a deployment.
+    type: dict
+    default: {}
 attributes:
   check_mode:
     description: Only reads the inventory; the result is the same in check mode.
@@ -85,6 +93,7 @@ ARGUMENT_SPEC = {
     "hosts": {"type": "dict", "required": True},
     "require_sbc_settings": {"type": "bool", "default": False},
     "fail_on_warnings": {"type": "bool", "default": False},
+    "dns_defaults": {"type": "dict", "default": {}},
 }
 
 
@@ -93,7 +102,7 @@ def outcome(params):
 
     A failed result shows each problem once, as a line of ``problems`` (see ``findings.failing_result``).
     """
-    reports = validate_inventory(params["hosts"], params["require_sbc_settings"])
+    reports = validate_inventory(params["hosts"], params["require_sbc_settings"], params.get("dns_defaults") or {})
     errors = render_findings(reports, "errors")
     warnings = render_findings(reports, "warnings")
     if not reports:

@@ -7,6 +7,10 @@ Serves the recorded responses of tests/data/azure on 127.0.0.1 (an ephemeral por
 never collide) with a certificate of a test CA. The resource name picks the answer:
 ``<file>`` -> tests/data/azure/<file>.json; ``status-<code>`` -> that error status with ARM's error
 body; ``throttle-<n>`` -> 429 with Retry-After n times, then consistent.json; ``throttle-forever``.
+ARM answers a GET with the ``id`` and ``name`` of the resource asked for; a recording serves under
+several names (its file name, ``throttle-<n>``), so the server writes the request's id and name into
+it. ``ArmServer(bodies={name: body})`` answers ``name`` with ``body`` exactly as given instead: a
+hostile or broken ARM (an id with a newline, a name with a path).
 
 The authority half speaks just enough OpenID Connect for azure-identity's ClientSecretCredential (MSAL):
 ``/<tenant>/v2.0/.well-known/openid-configuration`` and the token endpoint, which issues a token
@@ -42,8 +46,9 @@ class ArmServer:
     """``with ArmServer(tmp_path) as arm: arm.url, arm.ca`` (PEM path), ``arm.requests`` (method, path, query)."""
 
     def __init__(self, workdir: Path, provider: t.Optional[str] = "provider.json", retry_after: str = "1",
-                 refuse_versions: t.Iterable[str] = ()) -> None:
+                 refuse_versions: t.Iterable[str] = (), bodies: t.Optional[t.Mapping[str, t.Any]] = None) -> None:
         self.workdir = Path(workdir)
+        self.bodies = dict(bodies or {})  # resource name -> the answer, exactly as given
         self.provider = provider  # None: the provider document answers 403
         self.refuse_versions = set(refuse_versions)  # answered 400 as ARM does for an unknown api-version
         self.retry_after = retry_after
@@ -145,13 +150,17 @@ class _Handler(BaseHTTPRequestHandler):
         if not match:
             self._error(404, "no route %s" % split.path)
             return
-        self._resource(match.group(1), query.get("api-version", ""))
+        self._resource(split.path, match.group(1), query.get("api-version", ""))
 
-    def _resource(self, name: str, version: str) -> None:
+    def _resource(self, path: str, name: str, version: str) -> None:
         owner = self.server_owner
         if not re.match(r"\A\d{4}-\d{2}-\d{2}\Z", version) or version in owner.refuse_versions:
             self._reply(400, {"error": {"code": "InvalidApiVersionParameter", "message": "bad %s" % version}})
             return
+        if name in owner.bodies:
+            self._reply(200, owner.bodies[name])
+            return
+        asked = name
         if name.startswith("status-"):
             status = int(name.split("-", 1)[1])
             self._error(status, "recorded %d for %s" % (status, name),
@@ -165,8 +174,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._error(429, "Number of 'read' requests exceeded.", {"Retry-After": owner.retry_after})
                 return
             name = "consistent"
-        path = DATA / ("%s.json" % name)
-        if not path.is_file():
+        recording = DATA / ("%s.json" % name)
+        if not recording.is_file():
             self._error(404, "The Resource 'Microsoft.VoiceServices/communicationsGateways/%s' was not found." % name)
             return
-        self._reply(200, json.loads(path.read_text()))
+        self._reply(200, dict(json.loads(recording.read_text()), id=path, name=asked))

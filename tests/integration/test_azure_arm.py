@@ -8,6 +8,7 @@ server (tests/harness/arm_server.py). One test per HTTP error case, each with it
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 import time
@@ -231,3 +232,67 @@ def test_missing_azure_libraries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert rc != 0
     assert result["error_kind"] == "missing_library"
     assert "azure-identity" in result["msg"]
+
+
+# -- issue 21 item 13: ARM's answer must be the resource asked for -------------------------------------
+def _consistent() -> dict[str, t.Any]:
+    return json.loads((ROOT / "tests" / "data" / "azure" / "consistent.json").read_text())
+
+
+@pytest.mark.parametrize("field, value, shown", [
+    ("id", "{id}\nfoo: bar", "'{id}\\nfoo: bar'"),          # a newline: YAML of ARM's choosing in the draft
+    ("name", "../../x", "'../../x'"),                        # a path: the draft's file name outside its directory
+    ("id", "{id}-other", "'{id}-other'"),                    # another resource altogether
+    ("name", None, "None"),
+])
+def test_an_answer_for_another_resource_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, field: str,
+                                                   value: t.Optional[str], shown: str) -> None:
+    with ArmServer(tmp_path) as arm:
+        rid = arm.resource_id("contoso-emea")
+        body = dict(_consistent(), id=rid)
+        body[field] = value.format(id=rid) if value else value
+        arm.bodies["contoso-emea"] = body
+        rc, result = _run(arm, tmp_path, monkeypatch, "contoso-emea", access_token=TOKEN)
+    assert rc != 0
+    assert result["error_kind"] == "mismatch"
+    assert result["msg"] == ("ARM answered with another resource than the one asked for: the answer's %s is %s; "
+                             "expected %r (the resource read, %s)"
+                             % (field, shown.format(id=rid), rid if field == "id" else "contoso-emea", rid))
+    assert "raw" not in result and "resource" not in result
+
+
+def test_ids_compare_case_insensitively_and_the_name_comes_from_the_request(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with ArmServer(tmp_path) as arm:
+        rid = arm.resource_id("contoso-emea")
+        arm.bodies["contoso-emea"] = dict(_consistent(), id=rid.lower(), name="CONTOSO-EMEA")
+        rc, result = _run(arm, tmp_path, monkeypatch, "contoso-emea", access_token=TOKEN)
+    assert rc == 0, result
+    assert result["resource_name"] == "contoso-emea"
+
+
+@pytest.mark.parametrize("resource_id, words", [
+    ("/subscriptions/s/resourceGroups/g/providers/Microsoft.VoiceServices/communicationsGateways/x\nfoo: bar",
+     "the name 'x\\nfoo: bar' is not a valid Azure name"),
+    ("/subscriptions/s/resourceGroups/g/providers/Microsoft.VoiceServices/communicationsGateways/..",
+     "the name '..' is not a valid Azure name"),
+])
+def test_a_resource_id_with_an_unsafe_segment_is_refused(tmp_path: Path, resource_id: str, words: str) -> None:
+    rc, result = run_module("acg_resource_info", {"resource_id": resource_id, "access_token": TOKEN}, tmp_path)
+    assert rc != 0 and result["error_kind"] == "options"
+    assert words in result["msg"], result["msg"]
+
+
+def test_validate_certs_false_warns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with ArmServer(tmp_path) as arm:
+        rc, result = _run(arm, tmp_path, monkeypatch, "consistent", access_token=TOKEN, ca_path=None,
+                          validate_certs=False)
+        verified, checked = _run(arm, tmp_path, monkeypatch, "consistent", access_token=TOKEN)
+    assert rc == 0, result
+    # ansible-core 2.19 returns each warning as a structured summary; older ones as the text.
+    texts = [w["event"]["msg"] if isinstance(w, dict) else w for w in result["warnings"]]
+    assert texts == [
+        "validate_certs is false: the certificates of %s and of the authority are not verified, so anyone on the "
+        "path can answer as Azure Resource Manager (and receive the credential); give the endpoint's CA in ca_path "
+        "instead" % arm.url]
+    assert verified == 0 and "warnings" not in checked, checked

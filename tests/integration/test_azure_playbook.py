@@ -7,6 +7,7 @@ mismatch is reported once with its inventory path and its Azure path, the draft 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -91,7 +92,9 @@ def test_validate_includes_the_azure_check_on_request(arm: ArmServer) -> None:
 def test_draft_is_written_with_todos(arm: ArmServer, tmp_path: Path) -> None:
     rc, out = _play(arm, "azure_check.yml", "consistent", "-e", "commsgw_azure_draft=%s" % tmp_path)
     assert rc == 0, out[-4000:]
-    text = (tmp_path / "contoso-emea.yml").read_text()
+    # Named after the resource asked for (ARM answers with that resource's id and name).
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["consistent.yml"]
+    text = (tmp_path / "consistent.yml").read_text()
     deployment = yaml.safe_load(text)["commsgw_deployment"]
     assert deployment["service_regions"][1]["azure_region"] == "northeurope"
     assert deployment["base_domain"].startswith("TODO")
@@ -102,3 +105,24 @@ def test_http_error_fails_the_play_with_its_message(arm: ArmServer) -> None:
     rc, out = _play(arm, "azure_check.yml", "status-403")
     assert rc != 0
     assert "needs the Reader role on the ACG resource" in out
+
+
+# -- issue 21 item 13: a hostile ARM answer writes nothing ---------------------------------------------
+@pytest.mark.parametrize("field, value", [
+    ("id", "{id}\nfoo: bar"),   # would add the key foo to the drafted YAML (the header comment ends at the newline)
+    ("name", "../../x"),         # would name the draft DIR/../../x.yml
+])
+def test_a_hostile_arm_answer_writes_no_draft(tmp_path: Path, field: str, value: str) -> None:
+    drafts = tmp_path / "one" / "two" / "drafts"
+    drafts.mkdir(parents=True)
+    with ArmServer(tmp_path / "arm") as hostile:
+        rid = hostile.resource_id("contoso-emea")
+        body = json.loads((ROOT / "tests" / "data" / "azure" / "consistent.json").read_text())
+        body.update(id=rid, name="contoso-emea")
+        body[field] = value.format(id=rid)
+        hostile.bodies["contoso-emea"] = body
+        rc, out = _play(hostile, "azure_check.yml", "contoso-emea", "-e", "commsgw_azure_draft=%s" % drafts)
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.yml"))
+    assert rc != 0, out[-4000:]
+    assert "ARM answered with another resource than the one asked for: the answer's %s is" % field in out, out[-4000:]
+    assert written == [], written

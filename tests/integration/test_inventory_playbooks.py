@@ -158,21 +158,71 @@ def test_nameservers_set_for_one_site_only_are_refused(tmp_path: Path, knot: tup
     proc = _play(["playbooks/plan.yml", "-e", "commsgw_resolve=true"], inventory)
     out = _output(proc)
     assert proc.returncode != 0
-    assert "commsgw_dns_nameservers is set for host sbc-t13-1 of deployment t13" in out, out[-4000:]
-    assert "but not for host sbc-t13-2" in out
+    assert ("hosts[sbc-t13-2].commsgw_dns_nameservers: is not set while host sbc-t13-1 of the same deployment sets "
+            "it") in " ".join(out.split()), out[-4000:]
+    assert "filter plugin" not in out
 
 
-def test_a_nameserver_given_as_a_name_is_refused_clearly(tmp_path: Path) -> None:
-    inventory = _inventory(tmp_path, _site_groups(acg_t13={"commsgw_deployment": _deployment()}),
-                           {"sbc-t13-1": ["site_lab"]})
-    proc = _play(["playbooks/plan.yml", "-e", "commsgw_resolve=true", "-e", '{"commsgw_dns_nameservers": ["localhost"]}'],
+# -- issue 25 item 7: bad DNS settings are reported by the validate step, with the field path ---------------
+BAD_NAMESERVER = ("hosts[sbc-t13-1].commsgw_dns_nameservers[0]: is not an IP address (got 'localhost'; expected an "
+                  "IPv4 or IPv6 address, e.g. 192.0.2.53 (a name cannot be resolved before a resolver is chosen))")
+DNS_PLAYS = {
+    "validate.yml": ["playbooks/validate.yml"],
+    "validate.yml srv audit": ["playbooks/validate.yml", "-e", "commsgw_srv_audit=true"],
+    "plan.yml": ["playbooks/plan.yml", "-e", "commsgw_resolve=true"],
+    "render.yml": ["playbooks/render.yml"],
+}
+
+
+def _no_filter_failure(out: str) -> None:
+    """What the operator must never see for bad input: a filter's failure and an exception class."""
+    for words in ("filter plugin", "DnsSettingsError", "AnsibleFilterError", "Traceback"):
+        assert words not in out, (words, out[-4000:])
+
+
+@pytest.mark.parametrize("play", sorted(DNS_PLAYS))
+@pytest.mark.parametrize("how", ["group_vars", "extra_vars"])
+def test_a_nameserver_given_as_a_name_is_a_validation_error(tmp_path: Path, play: str, how: str) -> None:
+    groups = {"commsgw_deployment": _deployment()}
+    extra = ["-e", json.dumps({"commsgw_dns_nameservers": ["localhost"]})] if how == "extra_vars" else []
+    if how == "group_vars":
+        groups["commsgw_dns_nameservers"] = ["localhost"]
+    render = tmp_path / "render"
+    inventory = _inventory(tmp_path, _site_groups(acg_t13=groups), {"sbc-t13-1": ["site_lab"]},
+                           host_vars={"sbc-t13-1": {"commsgw_sbc": _sbc_settings(tmp_path, "sbc-t13-1")}})
+    proc = _play(DNS_PLAYS[play] + ["-e", "commsgw_render_dir=%s" % render, "-e", "kamailio_version=6.0.1"] + extra,
                  inventory)
     out = _output(proc)
-    assert proc.returncode != 0
-    assert "commsgw_dns_nameservers of deployment t13 (host sbc-t13-1)[0]: is not an IP address (got 'localhost'; " \
-           "expected an IPv4 or IPv6 address" in out, out[-4000:]
+    assert proc.returncode != 0, out[-4000:]
+    assert "deployment t13: " + BAD_NAMESERVER in " ".join(out.split()), out[-4000:]
+    assert "TASK [Check the inventory" in out, out[-4000:]
+    _no_filter_failure(out)
     # Never dnspython's own wording (it wants an IP address and says so in its terms).
-    assert "does not appear to be an IPv4 or IPv6 address" not in out and "Traceback" not in out
+    assert "does not appear to be an IPv4 or IPv6 address" not in out
+    assert not render.exists()
+
+
+@pytest.mark.parametrize("play", ["validate.yml srv audit", "plan.yml", "render.yml"])
+def test_a_nameserver_given_as_a_string_is_used_with_a_warning(
+        tmp_path: Path, knot: tuple[DnsServer, DnsServer], play: str) -> None:
+    right, dummy = knot
+    render = tmp_path / "render"
+    inventory = _inventory(
+        tmp_path, _site_groups(acg_t13={"commsgw_deployment": _deployment(), "commsgw_dns_nameservers": right.address}),
+        {"sbc-t13-1": ["site_lab"]}, host_vars={"sbc-t13-1": {"commsgw_sbc": _sbc_settings(tmp_path, "sbc-t13-1")}})
+    proc = _play(DNS_PLAYS[play] + ["-e", "commsgw_render_dir=%s" % render, "-e", "kamailio_version=6.0.1",
+                                    "-e", "commsgw_check_provisioning_ttl=false", "-v"], inventory)
+    out = _output(proc)
+    assert proc.returncode == 0, out[-4000:]
+    assert ("[WARNING]: deployment t13: hosts[sbc-t13-1].commsgw_dns_nameservers: is a string, read as a list of "
+            "one nameserver (got '%s'; expected a list of IP addresses, e.g. ['192.0.2.53'])" % right.address) in \
+        " ".join(out.split()), out[-4000:]
+    _no_filter_failure(out)
+    # The string's nameserver was the one asked: the right side of the split horizon.
+    if play == "render.yml":
+        assert RIGHT_PEER in (render / "sbc-t13-1" / "dispatcher.list").read_text()
+    else:
+        assert RIGHT_PEER in out and WRONG_PEER not in out, out[-4000:]
 
 
 # -- each problem printed once -------------------------------------------------------------------------

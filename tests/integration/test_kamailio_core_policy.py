@@ -7,9 +7,9 @@ Real software only (Knot DNS, the machine's Kamailio, SIPp), the conformance lab
 with ``commsgw_sbc.core_allowed_sources`` = the core /24 (the harness default) and
 ``number_normalisation`` = {country_code 49, national_prefix 0, international_prefix 00}:
 
-* source ACL: a caller outside ``core_allowed_sources`` is refused (403) for initial requests, OPTIONS
-  and a forged in-dialog request alike, and nothing reaches ACG; a listed caller is routed; the group
-  is reloadable (``permissions.addressReload``).
+* source ACL: a caller outside ``core_allowed_sources`` is refused (403) for initial requests, OPTIONS,
+  a forged in-dialog request and in-dialog requests (re-INVITE, BYE) of a live dialog alike, and nothing
+  reaches ACG; a listed caller is routed; the group is reloadable (``permissions.addressReload``).
 * R-26: a non-E.164 Request-URI user is refused with 484 and no ACG peer sees it; E.164 passes as is;
   national and international prefixes are rewritten to E.164 before the request leaves.
 """
@@ -118,6 +118,80 @@ def test_unlisted_core_source_is_refused_and_listed_one_routed(lab: AcgLab, tmp_
     assert udp_options(outsider, TOPO.sbc_core) == "SIP/2.0 403 Forbidden"
     assert udp_options(TOPO.core_caller, TOPO.sbc_core) == "SIP/2.0 200 OK"
     assert "not in commsgw_sbc.core_allowed_sources refused" in lab.kamailio.log_text()  # type: ignore[union-attr]
+
+
+class _RawUac:
+    """Just enough of a SIP UA on a raw UDP socket to hold one real dialog through the SBC's core socket."""
+
+    def __init__(self, source: str) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind((source, 0))
+        self.sock.settimeout(5.0)
+        self.address = "%s:%d" % (source, self.sock.getsockname()[1])
+
+    def request(self, text: str) -> t.Optional[str]:
+        """Send ``text`` (@SRC@ and @BRANCH@ filled in) to core_listen; the final answer, or None."""
+        text = text.replace("@SRC@", self.address).replace("@BRANCH@", "z9hG4bK" + uuid.uuid4().hex)
+        self.sock.sendto(text.replace("\n", "\r\n").encode(), (TOPO.sbc_core, 5060))
+        if text.startswith("ACK "):
+            return None
+        try:
+            while True:
+                answer = self.sock.recv(65535).decode(errors="replace").replace("\r\n", "\n")
+                if not answer.startswith("SIP/2.0 1"):
+                    return answer
+        except socket.timeout:
+            return None
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _headers(message: str, name: str) -> list[str]:
+    """Every value of header ``name`` (comma-separated values split)."""
+    values = [line.split(":", 1)[1].strip() for line in message.split("\n\n", 1)[0].splitlines()[1:]
+              if line.split(":", 1)[0].strip().lower() == name.lower()]
+    return [value.strip() for line in values for value in line.split(",")]
+
+
+def test_an_unlisted_source_cannot_send_into_a_live_dialog(lab: AcgLab, tmp_path: Path) -> None:
+    """Issue 21 item 5: a real dialog set up by a listed caller; the outsider who learnt its Call-ID, tags
+    and route set sends a re-INVITE and a BYE into it from outside core_allowed_sources: both 403, neither
+    reaches ACG. The caller's own BYE still ends the call (the dialog was live, the requests well formed)."""
+    caller, outsider = _RawUac(TOPO.core_caller), _RawUac(TOPO.outsider(11))
+    cid, tag = uuid.uuid4().hex, uuid.uuid4().hex[:8]
+    target = "+4930123456@%s:5060" % TOPO.sbc_core
+    try:
+        with _peers(tmp_path) as peers:
+            _settle(lab)
+            ok = caller.request("INVITE sip:%s SIP/2.0\nVia: SIP/2.0/UDP @SRC@;branch=@BRANCH@\nMax-Forwards: 70\n"
+                                "From: <sip:caller@@SRC@>;tag=%s\nTo: <sip:%s>\nCall-ID: %s\nCSeq: 1 INVITE\n"
+                                "Contact: <sip:caller@@SRC@>\nContent-Length: 0\n\n" % (target, tag, target, cid))
+            assert ok is not None and ok.startswith("SIP/2.0 200 OK"), ok
+            remote = _headers(ok, "Contact")[0].strip("<>")
+            routes = "".join("Route: %s\n" % uri for uri in reversed(_headers(ok, "Record-Route")))
+            assert routes, ok
+            dialog = ("From: <sip:caller@%s>;tag=%s\nTo: %s\nCall-ID: %s\n%sMax-Forwards: 70\nContent-Length: 0\n\n"
+                      % (caller.address, tag, _headers(ok, "To")[0], cid, routes))
+            caller.request("ACK %s SIP/2.0\nVia: SIP/2.0/UDP @SRC@;branch=@BRANCH@\nCSeq: 1 ACK\n%s"
+                           % (remote, dialog))
+            reinvite = outsider.request("INVITE %s SIP/2.0\nVia: SIP/2.0/UDP @SRC@;branch=@BRANCH@\n"
+                                        "CSeq: 2 INVITE\nContact: <sip:caller@@SRC@>\n%s" % (remote, dialog))
+            bye = outsider.request("BYE %s SIP/2.0\nVia: SIP/2.0/UDP @SRC@;branch=@BRANCH@\nCSeq: 3 BYE\n%s"
+                                   % (remote, dialog))
+            own_bye = caller.request("BYE %s SIP/2.0\nVia: SIP/2.0/UDP @SRC@;branch=@BRANCH@\nCSeq: 4 BYE\n%s"
+                                     % (remote, dialog))
+            time.sleep(0.5)
+            invites = [m for p in peers.peers.values() for m in p.received_requests("INVITE") if m.call_id == cid]
+            byes = [m for p in peers.peers.values() for m in p.received_requests("BYE") if m.call_id == cid]
+    finally:
+        caller.close()
+        outsider.close()
+    assert reinvite is not None and reinvite.startswith("SIP/2.0 403 Forbidden"), reinvite
+    assert bye is not None and bye.startswith("SIP/2.0 403 Forbidden"), bye
+    assert own_bye is not None and own_bye.startswith("SIP/2.0 200 OK"), own_bye
+    # ACG saw the caller's INVITE and the caller's BYE only (CSeq 4), nothing of the outsider.
+    assert len(invites) == 1 and [m.header("CSeq") for m in byes] == ["4 BYE"], (invites, byes)
 
 
 def _address_reload(lab: AcgLab) -> None:

@@ -108,6 +108,9 @@ class Lab:
                            "commsgw_sbc": {"acg_listen": {"address": sbc["acg"], "port": 5060},
                                            "core_listen": {"address": sbc["core"], "port": 5060, "transport": "udp"},
                                            "core_next_hop": "%s:5060" % CORE_NEXT_HOP,
+                                           # Required in a production deployment: the caller (the next hop
+                                           # is allowed implicitly).
+                                           "core_allowed_sources": [CALLER + "/32"],
                                            "config_dir": str(live / "etc"), "run_dir": str(live / "run"),
                                            "shared_memory_mb": 64, "udp_workers": 4}}
         (self.inv / "hosts.yml").write_text(json.dumps({"all": {"children": {"acg_mig": {"children": {

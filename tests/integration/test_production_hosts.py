@@ -70,12 +70,14 @@ DEPLOYMENT: dict[str, t.Any] = {
 }
 
 
-def _sbc(guest: Guest, tls: bool = True, core_next_hop: str = CORE_NEXT_HOP) -> dict[str, t.Any]:
-    """commsgw_sbc as the README documents it: only addresses, next hop and the default TLS paths."""
+def _sbc(guest: Guest, tls: bool = True, core_next_hop: str = CORE_NEXT_HOP, core: str = CORE) -> dict[str, t.Any]:
+    """commsgw_sbc as the README documents it: only addresses, next hop, the core ACL (required in a
+    production deployment: the caller ``core``; the next hop is allowed implicitly) and the default TLS paths."""
     settings: dict[str, t.Any] = {
         "acg_listen": {"address": guest.address, "port": 5061 if tls else 5060},
         "core_listen": {"address": guest.address, "port": 5070, "transport": "udp"},
         "core_next_hop": core_next_hop,
+        "core_allowed_sources": [core + "/32"],
     }
     if tls:
         settings["tls"] = {"certificate": TLS_DIR + "/sbc.chain.pem", "private_key": TLS_DIR + "/sbc.key",

@@ -123,8 +123,8 @@ class TlsRig(Hosts):
         extra = {"commsgw_dns_nameservers": [ACG_DNS], "commsgw_onboard_probe": True,
                  # The simulator's operator CA signs the SBC's certificate; ACG's roots are another CA.
                  "kamailio_tls_chain_ca": TLS_DIR + "/operator-root.pem"}
-        sites = {"amsterdam": [(AMS, _sbc(AMS, core_next_hop=CORE_NEXT_HOP))],
-                 "dublin": [(DUB, _sbc(DUB, core_next_hop=CORE_NEXT_HOP))]}
+        sites = {"amsterdam": [(AMS, _sbc(AMS, core_next_hop=CORE_NEXT_HOP, core=CORE))],
+                 "dublin": [(DUB, _sbc(DUB, core_next_hop=CORE_NEXT_HOP, core=CORE))]}
         _write_inventory(self.inventory, self.lab, deployment, sites, extra)
 
     def rpc(self, guest: Guest, method: str) -> t.Any:

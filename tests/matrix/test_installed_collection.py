@@ -44,11 +44,6 @@ RECORDS: dict[str, list[tuple[str, str]]] = {
     "_sip._tls.pstn-region2." + PRODUCTION_DOMAIN: [("p1-r2." + PRODUCTION_DOMAIN, "20.82.160.33"),
                                                     ("p2-r2." + PRODUCTION_DOMAIN, "20.82.160.34")],
 }
-PRODUCTION_SBC = {"acg_listen": {"address": "192.0.2.11", "port": 5061},
-                  "core_listen": {"address": "10.20.0.11", "port": 5060, "transport": "udp"},
-                  "core_next_hop": "10.20.0.1:5060",
-                  "tls": {"certificate": "/etc/kamailio/tls/sbc.crt", "private_key": "/etc/kamailio/tls/sbc.key",
-                          "ca_bundle": "/etc/kamailio/tls/ca.pem"}}
 
 
 @pytest.fixture(scope="module")
@@ -125,10 +120,9 @@ def test_render_with_a_given_kamailio_version(installed: dict[str, str], knot: D
                                               inventory: str) -> None:
     """The README's render command, `-e kamailio_version=...` included (failed on ansible-core 2.16-2.18
     with "'dict object' has no attribute 'stdout'")."""
-    # inventory/production names no SBC settings (its hosts are placeholders): the same for all four.
-    sbc = [] if inventory == "lab" else ["-e", json.dumps({"commsgw_sbc": PRODUCTION_SBC})]
+    # Both shipped inventories carry each SBC's commsgw_sbc (inventory/production: its core ACL included).
     _play(installed, "render", inventory, "-e", "commsgw_render_dir=%s" % tmp_path,
-          "-e", "kamailio_version=%s" % KAMAILIO_VERSION, "-e", _dns(knot), *sbc)
+          "-e", "kamailio_version=%s" % KAMAILIO_VERSION, "-e", _dns(knot))
     hosts = sorted(p.name for p in tmp_path.iterdir())
     assert hosts == (["lab-sbc-1"] if inventory == "lab" else ["sbc-ams-1", "sbc-ams-2", "sbc-dub-1", "sbc-dub-2"])
     for host in hosts:

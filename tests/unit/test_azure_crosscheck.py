@@ -221,6 +221,15 @@ def test_draft_validates_once_its_todos_are_filled() -> None:
     assert model.emergency_dial_strings == ["112", "999"]
 
 
+@pytest.mark.parametrize("evil", ["x\nfoo: bar", "x\r\nfoo: bar", "x\u2028foo: bar", "x\x85foo: bar"])
+def test_the_drafts_header_comment_cannot_be_left_by_the_resource_id(evil: str) -> None:
+    """The header names the resource's id: a line break in it must not end the comment (issue 21 item 13)."""
+    text = draft_yaml(normalise(dict(body("consistent"), id="/subscriptions/s/" + evil)))
+    assert list(yaml.safe_load(text)) == ["commsgw_deployment"]
+    assert text.splitlines()[1].startswith("# Drafted from the ACG resource /subscriptions/s/x\\")
+    assert "foo" not in yaml.safe_load(text)["commsgw_deployment"]
+
+
 def test_draft_of_a_lab_resource_with_mcp_asks_for_mcp_hostnames() -> None:
     resource = body("mcp-enabled")
     resource["sku"] = {"name": "lab"}

@@ -14,10 +14,12 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
+from ansible_collections.commsgw.routing.plugins.module_utils.inventory import render_findings, validate_inventory
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import (
     SettingsError, normalise_sbc_settings, parse_sbc_settings)
 from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
 
+from ansible_collections.commsgw.routing.tests.unit.inventory_files import INVENTORIES, load_hostvars
 from ansible_collections.commsgw.routing.tests.unit.test_kamailio_view import SETTINGS, _plan
 
 BASE = "hosts[sbc1].commsgw_sbc"
@@ -36,8 +38,8 @@ def _rows(address_list: str) -> list[list[str]]:
 def test_absent_core_acl_is_a_warning_naming_the_field() -> None:
     settings, findings = _parse()
     assert not findings.errors
-    assert [w.path for w in findings.warnings] == [BASE + ".core_allowed_sources"]
-    assert "toll fraud" in findings.warnings[0].message
+    assert [w.path for w in findings.warnings] == [BASE + ".core_listen.transport", BASE + ".core_allowed_sources"]
+    assert "toll fraud" in findings.warnings[1].message
     assert settings["core_allowed_sources"] is None
     files = render_kamailio(_plan(), SETTINGS, "5.6.3")
     assert 'allow_source_address("2")' not in files["kamailio.cfg"]
@@ -56,6 +58,97 @@ def test_bad_core_sources_name_the_item(value: list[t.Any], index: int, wording:
     assert wording in findings.errors[0].render()
     with pytest.raises(SettingsError, match=r"core_allowed_sources\[%d\]" % index):
         normalise_sbc_settings(dict(SETTINGS, core_allowed_sources=value), "udp", host="sbc1")
+
+
+# -- issue 21 item 5: production needs the core ACL, and a real one ------------------------------------
+def _production_hosts(**changes: t.Any) -> dict[str, dict[str, t.Any]]:
+    """The shipped inventory/production, with ``changes`` applied to sbc-ams-2's commsgw_sbc (None: removed)."""
+    hostvars = load_hostvars(INVENTORIES / "production")
+    sbc = hostvars["sbc-ams-2"]["commsgw_sbc"]
+    for key, value in changes.items():
+        if value is None:
+            sbc.pop(key)
+        else:
+            sbc[key] = value
+    return hostvars
+
+
+def test_the_shipped_production_inventory_has_a_core_acl_on_every_host() -> None:
+    hostvars = load_hostvars(INVENTORIES / "production")
+    reports = validate_inventory(hostvars, require_sbc_settings=True)
+    assert render_findings(reports) == [] and render_findings(reports, "warnings") == []
+    assert all(v["commsgw_sbc"]["core_allowed_sources"] for v in hostvars.values())
+
+
+def test_production_without_core_allowed_sources_is_an_error_naming_the_field() -> None:
+    reports = validate_inventory(_production_hosts(core_allowed_sources=None))
+    assert render_findings(reports) == [
+        "deployment contoso-emea: hosts[sbc-ams-2].commsgw_sbc.core_allowed_sources: is missing in a production "
+        "deployment: without it any source that reaches core_listen can send calls through ACG (toll fraud) "
+        "(got None; expected the operator core's source networks as IPv4 CIDRs, e.g. [192.0.2.0/28])"]
+    assert reports[0]["model"] is None
+
+
+def test_lab_without_core_allowed_sources_is_a_warning_only() -> None:
+    settings, findings = _parse()
+    assert not findings.errors
+    assert BASE + ".core_allowed_sources" in [w.path for w in findings.warnings]
+    findings = Findings()
+    parse_sbc_settings(dict(SETTINGS), "sbc1", "udp", findings, deployment_type="lab")
+    assert not findings.errors
+
+
+@pytest.mark.parametrize("value,index,wording", [
+    (["0.0.0.0/1"], 0, "is wider than a /8 (2147483648 addresses)"),
+    # 0.0.0.0/0 in two halves: each half is refused on its own.
+    (["10.0.1.0/24", "128.0.0.0/1"], 1, "is wider than a /8 (2147483648 addresses)"),
+    (["10.0.0.0/7"], 0, "is wider than a /8 (33554432 addresses)"),
+])
+def test_a_core_network_wider_than_a_slash_8_is_refused(value: list[str], index: int, wording: str) -> None:
+    dummy, findings = _parse(core_allowed_sources=value)
+    assert [e.path for e in findings.errors] == ["%s.core_allowed_sources[%d]" % (BASE, index)]
+    assert wording in findings.errors[0].render()
+
+
+def test_both_halves_of_the_address_space_are_each_refused() -> None:
+    dummy, findings = _parse(core_allowed_sources=["0.0.0.0/1", "128.0.0.0/1"])
+    assert [e.path for e in findings.errors] == [BASE + ".core_allowed_sources[0]", BASE + ".core_allowed_sources[1]"]
+
+
+@pytest.mark.parametrize("value,total", [
+    (["10.0.0.0/8", "11.0.0.0/8"], 2 ** 25),
+    # All of RFC 1918: each network is fine, together they are more than one /8.
+    (["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"], 2 ** 24 + 2 ** 20 + 2 ** 16),
+    (["%d.0.0.0/9" % first for first in range(1, 4)], 3 * 2 ** 23),
+])
+def test_core_networks_that_together_exceed_a_slash_8_are_refused(value: list[str], total: int) -> None:
+    dummy, findings = _parse(core_allowed_sources=value)
+    assert [e.path for e in findings.errors] == [BASE + ".core_allowed_sources"]
+    assert findings.errors[0].render().startswith(
+        "%s.core_allowed_sources: allows %d source addresses in all, more than one /8 holds (16777216)"
+        % (BASE, total))
+
+
+@pytest.mark.parametrize("value", [["10.0.0.0/8"], ["10.0.0.0/8", "10.1.0.0/16", "10.0.0.0/9"],
+                                   ["10.0.0.0/9", "11.0.0.0/9"]])
+def test_up_to_one_slash_8_in_all_is_accepted(value: list[str]) -> None:
+    dummy, findings = _parse(core_allowed_sources=value)
+    assert not findings.errors
+
+
+@pytest.mark.parametrize("core_listen,advised", [
+    ({"address": "10.0.0.10"}, True),                      # udp by default
+    ({"address": "10.0.0.10", "transport": "udp"}, True),
+    ({"address": "10.0.0.10", "transport": "tcp"}, False),
+])
+def test_udp_on_the_core_leg_is_advised_against(core_listen: dict[str, t.Any], advised: bool) -> None:
+    dummy, findings = _parse(core_listen=core_listen, core_allowed_sources=["10.0.1.0/24"])
+    assert not findings.errors
+    advice = [w.render() for w in findings.warnings if w.path == BASE + ".core_listen.transport"]
+    assert advice == ([
+        BASE + ".core_listen.transport: is udp%s: the core ACL (core_allowed_sources) trusts a source address, which "
+        "a spoofed UDP datagram fakes (got 'udp'; expected tcp, whose handshake proves the source address)"
+        % ("" if "transport" in core_listen else " (the default)")] if advised else [])
 
 
 def test_core_sources_not_a_list() -> None:
@@ -81,7 +174,8 @@ def test_core_acl_group_with_implicit_next_hop() -> None:
 def test_next_hop_inside_a_listed_network_is_not_repeated_and_names_are_warned() -> None:
     files = render_kamailio(_plan(), dict(SETTINGS, core_allowed_sources=["10.0.0.0/24"]), "5.6.3")
     assert [r for r in _rows(files["address.list"]) if r[0] == "2"] == [["2", "10.0.0.0", "24", "0", "side=core"]]
-    dummy, findings = _parse(core_allowed_sources=[], core_next_hop="core.example.net:5060")
+    dummy, findings = _parse(core_allowed_sources=[], core_next_hop="core.example.net:5060",
+                             core_listen=dict(SETTINGS["core_listen"], transport="tcp"))
     assert not findings.errors
     assert [w.path for w in findings.warnings] == [BASE + ".core_allowed_sources"]
     assert "core.example.net is a host name" in findings.warnings[0].message
