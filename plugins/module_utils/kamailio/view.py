@@ -63,12 +63,15 @@ def has_tls_threads_mode(version: str) -> bool:
     return version_tuple(version) >= TLS_FIXED_VERSION
 
 
-def _emergency_regex(dial_strings: t.Sequence[str]) -> t.Optional[str]:
-    """R-URI user patterns of the plan's emergency dial strings (an optional leading + as well)."""
+def _emergency_regex(dial_strings: t.Sequence[str], country_code: t.Optional[str] = None) -> t.Optional[str]:
+    """R-URI user patterns of the plan's emergency dial strings (an optional leading + as well), checked
+    after number normalisation: with it, also "+<country code><dial string>", the national form of a
+    dial string once normalised (0112 -> +49112); the international one (00112) becomes +112."""
     cleaned = [s for s in dial_strings if s]
     if not cleaned:
         return None
-    return "^\\+?(%s)$" % "|".join(re.escape(s) for s in cleaned)
+    own_country = "(%s)?" % re.escape(country_code) if country_code else ""
+    return "^\\+?%s(%s)$" % (own_country, "|".join(re.escape(s) for s in cleaned))
 
 
 def _mcp_records(plan: t.Mapping[str, t.Any]) -> list[dict[str, t.Any]]:
@@ -268,7 +271,8 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
         "e164": e164_view(settings),
         "emergency": {
             "dial_strings": list(plan["emergency"]["dial_strings"]),
-            "regex": _emergency_regex(plan["emergency"]["dial_strings"]),
+            "regex": _emergency_regex(plan["emergency"]["dial_strings"],
+                                      (settings.get("number_normalisation") or {}).get("country_code")),
             "route_to_acg": bool(plan["emergency"]["route_to_acg"]),
             "reply_code": settings["emergency_reply_code"],
         },
