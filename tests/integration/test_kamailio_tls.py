@@ -578,3 +578,48 @@ def test_a_retired_peer_ends_its_call_and_nothing_else_passes(peers: TlsLab) -> 
     # The SBC recorded the peer's name and its MAC (22 base64url characters) in both of its Record-Routes.
     assert all(re.search(r";cgwtls=%s;cgwmac=[A-Za-z0-9_-]{22}[;>]" % re.escape(R1_HOST), rr)
                for rr in dialog.record_route), dialog.record_route
+
+
+# An unprivileged local user's OPTIONS to the ping relay (argv: bind address, relay address and port, ACG
+# peer address and port, Call-ID prefix): once with From user "options", once with a guessed token.
+LOCAL_USER_OPTIONS = r"""
+import socket, sys
+bind, relay, relay_port, peer, peer_port, marker = sys.argv[1:7]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((bind, 0))
+s.settimeout(1.0)
+port = s.getsockname()[1]
+for n, user in enumerate(("options", "cgwping-" + "0" * 32)):
+    msg = ("OPTIONS sip:%s:%s;transport=tls SIP/2.0\r\nVia: SIP/2.0/UDP %s:%d;branch=z9hG4bK%s%d\r\n"
+           "Max-Forwards: 70\r\nFrom: <sip:%s@%s>;tag=l%d\r\nTo: <sip:%s:%s>\r\nCall-ID: %s-%d\r\n"
+           "CSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n"
+           % (peer, peer_port, bind, port, marker, n, user, bind, n, peer, peer_port, marker, n))
+    s.sendto(msg.encode(), (relay, int(relay_port)))
+    try:
+        print(s.recv(65535).split(b"\r\n")[0].decode())
+    except socket.timeout:
+        print("no reply")
+"""
+
+
+def test_the_ping_relay_relays_only_the_sbcs_own_pings(peers: TlsLab) -> None:
+    """Issue 21 item 12: any local user may bind the ACG-facing address and send OPTIONS to the ping relay
+    socket; only the SBC's own pings (its secret token in their From) are relayed with the SBC's
+    certificate. An unprivileged user's OPTIONS never reaches the peer; the SBC's pings still do, and
+    leave without the token."""
+    lab = peers
+    lab.start_all_peers()
+    lab.settle()
+    marker = "local-%s" % uuid.uuid4().hex
+    proc = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/python3",
+                           "-c", LOCAL_USER_OPTIONS, TOPO.sbc_acg, TOPO.sbc_acg, str(SBC_TLS_PORT), R1[0],
+                           str(PEER_PORT), marker], capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 0, proc.stderr
+    reached = _nobody_got(lab, marker, [])
+    assert reached == [], (reached, proc.stdout)
+    assert "SIP/2.0 200" not in proc.stdout, proc.stdout
+    # The dispatcher's own pings keep flowing through the relay, with SNI and without the token.
+    front = lab.fronts[R1[0]]
+    pings = [h for c in front.snapshot() if c.sni == R1_HOST for h, m in zip(c.heads, c.requests) if m == "OPTIONS"]
+    assert pings, _brief(front)
+    assert all(re.search(rb"^From: <?sip:options@", h, re.M | re.I) and b"cgwping-" not in h for h in pings), pings[:2]

@@ -160,7 +160,10 @@ def test_dispatcher_pings_are_relayed_through_the_sbc_with_sni() -> None:
     assert rows and all("obproxy=sip:192.0.2.10:5061" in attrs for flags, attrs in rows if int(flags) & 8)
     ping = _route(cfg, "COMMSGW_TLS_PING")
     assert ping.index("$xavp(tls=>server_name) = $var(commsgw_tls_name)") < ping.index("t_relay()")
-    assert "$si != $Ri" in ping  # only the SBC's own pings are relayed
+    assert "$si != $Ri" in ping  # only pings from the SBC's address...
+    # ...and only the SBC's own (issue 21): its secret token in their From, replaced before they leave.
+    assert ping.index('if ($fU != "cgwping-COMMSGW_PING_TOKEN") {') < ping.index('$fU = "options";') \
+        < ping.index("t_relay()")
     request = re.search(r"^request_route \{\n(.*?)^\}", cfg, re.S | re.M)
     assert request and 'if ($proto == "udp") {\n\t\t\troute(COMMSGW_TLS_PING);' in request.group(1)
     assert "rtimer" not in cfg and "uac_req_send" not in cfg  # the old warm-up is gone
