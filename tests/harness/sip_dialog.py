@@ -55,7 +55,7 @@ class Dialog:
 
 
 class UdpSink:
-    """Records every datagram reaching ``address:port`` (bounded), answers nothing."""
+    """Records every datagram reaching ``address:port`` (bounded); answers nothing unless ``answer`` says what."""
 
     def __init__(self, address: str, port: int = 5060) -> None:
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -66,43 +66,8 @@ class UdpSink:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                data, dummy = self.sock.recvfrom(65535)
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            if len(self.received) < 1000:
-                self.received.append(data)
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(2)
-        self.sock.close()
-
-
-class CoreUac:
-    """One call from the operator core over UDP, through the SBC's core socket ``sbc``."""
-
-    def __init__(self, address: str, sbc: tuple[str, int], user: str = "+4930123456") -> None:
-        self.address = address
-        self.sbc = sbc
-        self.user = user
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind((address, 0))
-        self.port = self.sock.getsockname()[1]
-        self.sock.settimeout(0.2)
-        self.requests: list[bytes] = []   # requests that reached the caller (answered 200)
-        self.responses: list[bytes] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    @property
-    def uri(self) -> str:
-        return "sip:caller@%s:%d" % (self.address, self.port)
+    def answer(self, data: bytes, source: t.Any) -> None:
+        """Called for each datagram after it was recorded (a sink answers nothing)."""
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -112,12 +77,42 @@ class CoreUac:
                 continue
             except OSError:
                 return
-            if status(data) is not None:
-                self.responses.append(data)
-                continue
-            self.requests.append(data)
-            if not data.startswith(b"ACK "):
-                self.sock.sendto(_response(data, 200), source)
+            if len(self.received) < 1000:
+                self.received.append(data)
+            self.answer(data, source)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+        self.sock.close()
+
+
+class CoreUac(UdpSink):
+    """One call from the operator core over UDP, through the SBC's core socket ``sbc``; it answers every
+    request that reaches it (a BYE from ACG) with 200 and keeps it."""
+
+    def __init__(self, address: str, sbc: tuple[str, int], user: str = "+4930123456") -> None:
+        super().__init__(address, 0)
+        self.address = address
+        self.port = self.sock.getsockname()[1]
+        self.sbc = sbc
+        self.user = user
+
+    @property
+    def uri(self) -> str:
+        return "sip:caller@%s:%d" % (self.address, self.port)
+
+    @property
+    def requests(self) -> list[bytes]:
+        return [m for m in self.received if status(m) is None]
+
+    @property
+    def responses(self) -> list[bytes]:
+        return [m for m in self.received if status(m) is not None]
+
+    def answer(self, data: bytes, source: t.Any) -> None:
+        if status(data) is None and not data.startswith(b"ACK "):
+            self.sock.sendto(_response(data, 200), source)
 
     def call(self, timeout_s: float = 10.0) -> Dialog:
         """INVITE (no body) until a 200, then the ACK along the dialog's route; the dialog."""
@@ -156,11 +151,6 @@ class CoreUac:
 
     def requests_with(self, needle: str) -> list[bytes]:
         return [r for r in self.requests if needle.encode() in r]
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(2)
-        self.sock.close()
 
 
 def in_dialog(dialog: Dialog, source: str, method: str = "BYE", route: t.Optional[t.Sequence[str]] = None,
