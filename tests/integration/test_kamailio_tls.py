@@ -497,9 +497,11 @@ def test_a_forged_dialog_route_from_outside_every_range_reaches_nobody(peers: Tl
         "the SBC's Route, a forged MAC": ["<%s;cgwtls=wrong.example;cgwmac=%s>" % (sbc, "A" * 22)],
     }
     try:
-        replies = {what: status(_to_sbc(lab, in_dialog(forged, attacker, route=route, request_uri=(
-            forged.caller_uri if what == "the reviewer's Route" else "sip:x@%s:5060" % target)), attacker, own).reply)
-                   for what, route in variants.items()}
+        replies = {}
+        for what, route in variants.items():
+            request_uri = forged.caller_uri if what == "the reviewer's Route" else "sip:x@%s:5060" % target
+            request = in_dialog(forged, attacker, route=route, request_uri=request_uri)
+            replies[what] = status(_to_sbc(lab, request, attacker, own).reply)
         reached = _nobody_got(lab, marker, sinks)
     finally:
         for sink in sinks:

@@ -394,8 +394,8 @@ def test_narrowing_retires_the_removed_ranges_under_their_old_name() -> None:
     old, new = _plan(_production()), _plan(_production("pstn-region2-new", [R2_NEW]))
     before = _files(old)
     narrowed_plan = _retire(new, before)
-    assert narrowed_plan["acl"]["retired"] == [{"network": R2, "region": "region2", "hostname": OLD_R2_NAME,
-                                                 "until": NOW + RETENTION_S}]
+    assert narrowed_plan["acl"]["retired"] == [
+        {"network": R2, "region": "region2", "hostname": OLD_R2_NAME, "until": NOW + RETENTION_S}]
     narrowed = _files(narrowed_plan)
     assert "3 20.82.160.32 28 0 region=region2;tls=%s;until=%d" % (OLD_R2_NAME, NOW + RETENTION_S) \
         in narrowed["address.list"]
