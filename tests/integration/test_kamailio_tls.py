@@ -435,7 +435,11 @@ def test_sbc_tls_listener_requires_an_acg_client_certificate(lab: TlsLab) -> Non
 # ---- issue 21: who may make the SBC relay what -------------------------------------------------------------
 def _to_sbc(lab: TlsLab, request: bytes, source: str, cert: pkimod.Issued) -> HandshakeResult:
     """``request`` over mutual TLS from ``source`` (presenting ``cert``) to the SBC's ACG-facing listener."""
-    return tls_client((TOPO.sbc_acg, SBC_TLS_PORT), lab.pki.operator_ca.cert, cert=cert.chain, key=cert.key,
+    return _to_sbc_at(TOPO.sbc_acg, lab, request, source, cert)
+
+
+def _to_sbc_at(address: str, lab: TlsLab, request: bytes, source: str, cert: pkimod.Issued) -> HandshakeResult:
+    return tls_client((address, SBC_TLS_PORT), lab.pki.operator_ca.cert, cert=cert.chain, key=cert.key,
                       sni=SBC_NAME, send=request, source=source)
 
 
@@ -625,3 +629,40 @@ def test_the_ping_relay_relays_only_the_sbcs_own_pings(peers: TlsLab) -> None:
     pings = [h for c in front.snapshot() if c.sni == R1_HOST for h, m in zip(c.heads, c.requests) if m == "OPTIONS"]
     assert pings, _brief(front)
     assert all(re.search(rb"^From: <?sip:options@", h, re.M | re.I) and b"cgwping-" not in h for h in pings), pings[:2]
+
+
+def test_a_configuration_rendered_offline_starts_without_the_secret(lab: TlsLab, tmp_path: Path) -> None:
+    """playbooks/render.yml renders for a directory and touches no host, so no secret file is there: the
+    configuration still starts with `kamailio -f <dir>/kamailio.cfg` (import_file tolerates the missing
+    file), and without the key it believes no dialog name and relays no ping (never an unkeyed value)."""
+    from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
+    lease = BlockLease()
+    topo = Topology(block=lease.block, domain=DOMAIN)
+    config_dir = tmp_path / "render" / "sbc-ams-1"
+    config_dir.mkdir(parents=True)
+    settings = dict(lab.settings(), acg_listen={"address": topo.sbc_acg, "port": SBC_TLS_PORT},
+                    core_listen={"address": topo.sbc_core, "port": 5060, "transport": "udp"},
+                    core_next_hop="%s:5060" % topo.core_next_hop, core_allowed_sources=[topo.core_network],
+                    config_dir=str(config_dir), run_dir=str(tmp_path / "run"),
+                    secret_file=str(tmp_path / "absent" / "secret.cfg"))
+    for name, content in render_kamailio(lab.plan, settings, lab.runtime.version).items():
+        (config_dir / name).write_text(content)
+    kamailio = KamailioProcess(config_dir / "kamailio.cfg", tmp_path / "kamailio", tmp_path / "run",
+                               shared_memory_mb=256, rootfs=lab.runtime.rootfs, binds=[lab.cfg_dir / "pki"])
+    try:
+        kamailio.start()
+        forged = Dialog(call_id="offline-%s" % uuid.uuid4().hex, caller_uri="sip:x@%s:5060" % topo.core_next_hop,
+                        caller_tag="e1", callee_uri="sip:+4930123456@%s" % topo.sbc_core, callee_tag="f2",
+                        callee_contact="", record_route=[])
+        route = ["<sip:%s:%d;transport=tls;lr;cgwtls=wrong.example>" % (topo.sbc_acg, SBC_TLS_PORT)]
+        reply = _to_sbc_at(topo.sbc_acg, lab, in_dialog(forged, topo.outsider(9), route=route), topo.outsider(9),
+                           lab.pki.wrong_host)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and "ping relay: no SBC secret" not in kamailio.log_text():
+            time.sleep(0.2)
+        log = kamailio.log_text()
+    finally:
+        kamailio.stop()
+        lease.close()
+    assert status(reply.reply) == 403, reply
+    assert "ping relay: no SBC secret (%s)" % settings["secret_file"] in log, log[-3000:]
