@@ -16,7 +16,8 @@ it and ``playbooks/migrate.yml`` drives it. The migration is split in rooms:
   peers next to the new ones and the ACL admits old and new ranges, so a site never stops
   accepting traffic from ranges still in use and never has an empty peer list; once the new peers
   are proven the final plan narrows both. ``preflight`` refuses a migration that would leave a
-  trunk group without peers; ``peer_health`` is the gate's reading of the SBC's peer states.
+  trunk group without peers; ``peer_health`` is the gate's reading of the SBC's peer states;
+  ``retire_narrowed_ranges``: the /28s a narrowing removes are retired (``acl.retired``), not forgotten.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback impor
     ReadbackError, net_key, plan_state)
 
 __all__ = ["MigrationError", "dropped_peer_addresses", "file_diffs", "needs_transition", "new_peer_addresses",
-           "peer_health", "plan_state", "preflight", "semantic_diff", "summary_lines", "transition_plan"]
+           "peer_health", "plan_state", "preflight", "retire_narrowed_ranges", "semantic_diff", "summary_lines",
+           "transition_plan"]
 
 # The deployed files cannot be read back (the read-back's error; migration has no other).
 MigrationError = ReadbackError
@@ -93,6 +95,32 @@ def transition_plan(new_plan: t.Mapping[str, t.Any], old: t.Optional[t.Mapping[s
     for record in (plan.get("mcp") or {}).get("records") or []:  # MCP may use every /28 admitted (R-18)
         record["ip_ranges"] = sorted(set(record["ip_ranges"]) | {e["network"] for e in extra}, key=net_key)
     return plan
+
+
+def retire_narrowed_ranges(plan: t.Mapping[str, t.Any], deployed_acl: t.Sequence[t.Mapping[str, t.Any]],
+                           deployed_retired: t.Sequence[t.Mapping[str, t.Any]], now: float, retention_s: int
+                           ) -> dict[str, t.Any]:
+    """``plan`` with ``acl.retired``: every /28 the SBC admits now (``deployed_acl``) that ``plan`` no longer
+    admits, retired under its TLS name until ``now + retention_s``; and every /28 retired before
+    (``deployed_retired``) whose time is not up and that ``plan`` does not admit again.
+
+    Why: a region migration (R-23) narrows the ACL while calls set up on the old peers are still up.
+    Their peers must still be able to end them, for a while (dialogs live hours, not forever) and only
+    them: the SBC admits a peer of a retired /28 only for in-dialog requests carrying that very name,
+    minted by the SBC (docs/migration.md). Ranges without a TLS name are never retired (nothing could
+    be admitted for them). Same input, same output: a re-run within the retention changes nothing.
+    """
+    result = json.loads(json.dumps(plan))
+    admitted = {e["network"] for e in result["acl"]["ranges"]}
+    retired: dict[str, dict[str, t.Any]] = {}
+    for entry in list(deployed_retired) + [dict(e, until=int(now) + int(retention_s)) for e in deployed_acl]:
+        if entry["network"] in admitted or not entry.get("hostname") or int(entry["until"]) <= now:
+            continue
+        # A /28 retired again (named anew since) keeps the later retirement.
+        retired[entry["network"]] = {"network": entry["network"], "region": entry["region"],
+                                     "hostname": entry["hostname"], "until": int(entry["until"])}
+    result["acl"]["retired"] = sorted(retired.values(), key=lambda e: net_key(e["network"]))
+    return result
 
 
 def needs_transition(new_plan: t.Mapping[str, t.Any], old: t.Optional[t.Mapping[str, t.Any]]) -> bool:

@@ -66,8 +66,10 @@ def render_kamailio(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any]
         "kamailio.cfg": env.get_template("kamailio.cfg.j2").render(v=view),
         # ACG trunk-group sets, then the MCP sets (no probing flag) when the plan has MCP.
         "dispatcher.list": dispatcher_list_text(all_dispatcher_sets(view)),
-        # Group 1: the ACG /28s; group 2: the core's allowed sources (when commsgw_sbc sets them).
-        "address.list": address_list_text(list(view["acl"]["rows"]) + list(view["core_acl"]["rows"])),
+        # Group 1: the ACG /28s; group 2: the core's allowed sources (when commsgw_sbc sets them); group 3:
+        # the /28s the plan retired (TLS only, R-23).
+        "address.list": address_list_text(list(view["acl"]["rows"]) + list(view["core_acl"]["rows"])
+                                          + list(view["acl"]["retired_rows"])),
         "commsgw-srv.json": json.dumps(srv_refresh_input(plan, view), indent=2, sort_keys=True) + "\n",
     }
     if view["tls"]:

@@ -211,6 +211,15 @@ class KamailioProcess:
         return None
 
 
+def sbc_secret(directory: Path) -> Path:
+    """The SBC's own secret file (dialog-name MAC key, ping token) in ``directory``, made the way the role's
+    commsgw.routing.kamailio_secret makes it on an SBC host (kamailio.secret.ensure_secret)."""
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.secret import ensure_secret
+    path = Path(directory) / "secret.cfg"
+    ensure_secret(str(path), os.getuid())
+    return path
+
+
 def _proc_stat(pid: int) -> list[str]:
     """/proc/<pid>/stat fields after "(comm)": [0] state, [1] ppid, ... [11] utime, [12] stime,
     [13] cutime, [14] cstime (clock ticks)."""
@@ -428,13 +437,18 @@ class AcgLab:
         if [p for p in problems if p.severity == "error"]:
             raise RuntimeError("SRV resolution failed: %s" % [p.render() for p in problems])
         self.plan = build_site_plan(deployment, deployment.sites[0], resolved)
+        binds = []
+        if self.transport == "tls" and "secret_file" not in self.settings:
+            self.settings["secret_file"] = str(sbc_secret(self.workdir / "secret"))
+            binds.append(self.workdir / "secret")
         self.files = render_kamailio(self.plan, self.settings, self.version)
         self.cfg_dir.mkdir(parents=True, exist_ok=True)
         for name, content in self.files.items():
             (self.cfg_dir / name).write_text(content)
         self.kamailio = KamailioProcess(self.cfg_dir / "kamailio.cfg", self.workdir / "kamailio", self.run_dir,
                                         resolv_conf=self.dns.resolv_conf, shared_memory_mb=self.shared_memory_mb,
-                                        rootfs=self.runtime.rootfs if self.runtime is not None else None)
+                                        rootfs=self.runtime.rootfs if self.runtime is not None else None,
+                                        binds=binds)
         return self
 
     def start(self) -> "AcgLab":

@@ -351,18 +351,50 @@ class PeerGroup:
 def udp_options(source: str, destination: str, port: int = 5060, timeout_s: float = 2.0,
                 user: str = "test") -> t.Optional[str]:
     """Send one SIP OPTIONS over UDP from ``source``; the status line of the answer, or None."""
+    return _udp_request(source, destination, port, timeout_s, lambda sport, cid: (
+        "OPTIONS sip:%s:%d SIP/2.0\r\nVia: SIP/2.0/UDP %s:%d;branch=z9hG4bK%s\r\nMax-Forwards: 70\r\n"
+        "From: <sip:%s@%s>;tag=%s\r\nTo: <sip:%s:%d>\r\nCall-ID: %s\r\nCSeq: 1 OPTIONS\r\n"
+        "Content-Length: 0\r\n\r\n"
+        % (destination, port, source, sport, cid, user, source, cid[:8], destination, port, cid)))
+
+
+def emergency_forms(dial: str, rules: t.Optional[t.Mapping[str, str]]) -> list[str]:
+    """Every way a caller may dial ``dial``: as is, with +, behind the international and the national prefix
+    of number normalisation ``rules`` (00 and 0 without them) and, with the rules' country code, as an
+    E.164 number of the own country (+49112, 0049112)."""
+    prefixes = rules or {"international_prefix": "00", "national_prefix": "0"}
+    forms = [dial, "+" + dial, prefixes["international_prefix"] + dial, prefixes["national_prefix"] + dial]
+    if prefixes.get("country_code"):
+        forms += ["+" + prefixes["country_code"] + dial, prefixes["international_prefix"] + prefixes["country_code"] + dial]
+    return forms
+
+
+def udp_invite(source: str, destination: str, user: str, port: int = 5060, timeout_s: float = 2.0) -> t.Optional[str]:
+    """Send one SIP INVITE for ``user`` over UDP from ``source``; the status line of its final answer (or
+    None). For requests the SBC refuses itself: nothing is ever ACKed or hung up."""
+    return _udp_request(source, destination, port, timeout_s, lambda sport, cid: (
+        "INVITE sip:%s@%s:%d SIP/2.0\r\nVia: SIP/2.0/UDP %s:%d;branch=z9hG4bK%s\r\nMax-Forwards: 70\r\n"
+        "From: <sip:caller@%s>;tag=%s\r\nTo: <sip:%s@%s:%d>\r\nCall-ID: %s\r\nCSeq: 1 INVITE\r\n"
+        "Contact: <sip:caller@%s:%d>\r\nContent-Length: 0\r\n\r\n"
+        % (user, destination, port, source, sport, cid, source, cid[:8], user, destination, port, cid, source,
+           sport)), final_only=True)
+
+
+def _udp_request(source: str, destination: str, port: int, timeout_s: float, build: t.Callable[[int, str], str],
+                 final_only: bool = False) -> t.Optional[str]:
+    """Send the request ``build(source port, Call-ID)`` over UDP from ``source``; the status line of the first
+    answer (``final_only``: of the first final one), or None within ``timeout_s``."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         sock.bind((source, 0))
         sock.settimeout(timeout_s)
-        sport = sock.getsockname()[1]
-        cid = uuid.uuid4().hex
-        msg = ("OPTIONS sip:%s:%d SIP/2.0\r\nVia: SIP/2.0/UDP %s:%d;branch=z9hG4bK%s\r\nMax-Forwards: 70\r\n"
-               "From: <sip:%s@%s>;tag=%s\r\nTo: <sip:%s:%d>\r\nCall-ID: %s\r\nCSeq: 1 OPTIONS\r\n"
-               "Content-Length: 0\r\n\r\n"
-               % (destination, port, source, sport, cid, user, source, cid[:8], destination, port, cid))
-        sock.sendto(msg.encode(), (destination, port))
-        return sock.recv(65535).decode(errors="replace").splitlines()[0]
+        sock.sendto(build(sock.getsockname()[1], uuid.uuid4().hex).encode(), (destination, port))
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            line = sock.recv(65535).decode(errors="replace").splitlines()[0]
+            if not (final_only and line.startswith("SIP/2.0 1")):
+                return line
+        return None
     except socket.timeout:
         return None
     finally:

@@ -65,6 +65,7 @@ class Connection:
     client_subject: t.Optional[dict[str, str]] = None
     client_san_dns: tuple[str, ...] = ()
     requests: list[str] = dataclasses.field(default_factory=list)   # request methods received over TLS
+    heads: list[bytes] = dataclasses.field(default_factory=list)    # their header sections (Call-ID, From...)
     responses: list[int] = dataclasses.field(default_factory=list)  # status codes received over TLS
     closed_at: t.Optional[float] = None
     relay_error: t.Optional[str] = None   # why the relay stopped early (framing error etc.)
@@ -261,6 +262,7 @@ class _Relay:
                         if not relay.pending:
                             idle.append(relay)
             self.conn.requests.append(m)
+            self.conn.heads.append(msg.partition(b"\r\n\r\n")[0][:4096])
             self.front._note_request(self.conn, m)
             answer = self.front._local_answer(msg)
             if answer is not None:
@@ -426,7 +428,7 @@ class TlsFront:
 
     def snapshot(self) -> list[Connection]:
         with self._lock:
-            return [dataclasses.replace(c, requests=list(c.requests), responses=list(c.responses))
+            return [dataclasses.replace(c, requests=list(c.requests), responses=list(c.responses), heads=list(c.heads))
                     for c in self.connections]
 
     def handshakes(self, ok: t.Optional[bool] = None) -> list[Connection]:
@@ -436,6 +438,10 @@ class TlsFront:
     def requests(self, name: t.Optional[str] = None) -> list[str]:
         with self._lock:
             return [entry[2] for entry in self.request_log if name is None or entry[2] == name]
+
+    def heads_with(self, needle: bytes) -> list[bytes]:
+        """Header sections of the requests received over TLS that contain ``needle`` (e.g. a Call-ID)."""
+        return [h for c in self.snapshot() for h in c.heads if needle in h]
 
     def request_times(self, name: str, client: t.Optional[str] = None) -> list[float]:
         """When each ``name`` request arrived over TLS; only those from address ``client`` if given."""

@@ -24,7 +24,7 @@ import pytest
 
 from harness.tools import needs
 from harness.kamailio import AcgLab, BlockLease, Topology
-from harness.sipp import PeerGroup as Peers, SippCaller, SippPeer, parse_message_log
+from harness.sipp import PeerGroup as Peers, SippCaller, SippPeer, emergency_forms, parse_message_log, udp_invite
 
 pytestmark = [
     pytest.mark.integration,
@@ -221,6 +221,23 @@ def test_emergency_dial_strings_never_reach_acg(lab: AcgLab, tmp_path: Path, dia
     assert refused.codes() == {403: 2}, refused.codes()
     assert normal.codes() == {200: 1}
     assert sum(got.values()) == 1, got
+
+
+def test_no_emergency_dial_string_reaches_acg_without_normalisation(lab: AcgLab, tmp_path: Path) -> None:
+    """R-25 without number_normalisation (issue 21 item 10): a dial string as is or with + is an emergency
+    (403); behind a dialling prefix it is no E.164 number (484): in no form does it reach ACG."""
+    dials = list(lab.plan["emergency"]["dial_strings"])
+    with Peers(tmp_path, everyone(200)) as peers:
+        settle(lab, alive=R1[:2])
+        answers = {form: udp_invite(TOPO.core_caller, TOPO.sbc_core, form)
+                   for dial in dials for form in emergency_forms(dial, None)}
+        got = peers.invites()
+    emergency, not_e164 = "SIP/2.0 403 Emergency Calls Not Routed To ACG", "SIP/2.0 484 Address Incomplete (E.164 " \
+        "Number Required)"
+    assert {f: a for f, a in answers.items() if f.lstrip("+") in dials} == {
+        f: emergency for f in answers if f.lstrip("+") in dials}, answers
+    assert set(answers.values()) == {emergency, not_e164}, answers
+    assert sum(got.values()) == 0, got
 
 
 # ---- size limits --------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ with ``commsgw_sbc.core_allowed_sources`` = the core /24 (the harness default) a
   reaches ACG; a listed caller is routed; the group is reloadable (``permissions.addressReload``).
 * R-26: a non-E.164 Request-URI user is refused with 484 and no ACG peer sees it; E.164 passes as is;
   national and international prefixes are rewritten to E.164 before the request leaves.
+* R-25 after the rewrite (issue 21 item 10): no emergency dial string reaches ACG in any dialling form
+  the rules accept (112, +112, 00112 -> +112, 0112 -> +49112, +49112, 0049112).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import pytest
 
 from harness.tools import needs
 from harness.kamailio import AcgLab, BlockLease, KamailioError, Topology
-from harness.sipp import CallResult, PeerGroup as Peers, SippCaller, udp_options
+from harness.sipp import CallResult, PeerGroup as Peers, SippCaller, emergency_forms, udp_invite, udp_options
 
 pytestmark = [
     pytest.mark.integration,
@@ -250,3 +252,21 @@ def test_e164_passes_and_prefixes_are_normalised(lab: AcgLab, tmp_path: Path, us
         uris = _acg_request_uris(peers)
     assert result.codes() == {200: 2}, result.codes()
     assert uris and {u.split("@")[0] for u in uris} == {"sip:" + sent}, uris
+
+
+# ---- issue 21 item 10: R-25 in every dialling form the normalisation accepts ------------------------------
+def test_no_emergency_dial_string_reaches_acg_in_any_dialling_form(lab: AcgLab, tmp_path: Path) -> None:
+    """With number_normalisation, 00112 used to leave as +112 (the emergency check ran before the rewrite):
+    every emergency dial string of the deployment, in every form, is now refused with the emergency reply;
+    an ordinary national number still goes, normalised."""
+    dials = list(lab.plan["emergency"]["dial_strings"])
+    assert dials, "the lab deployment has emergency dial strings"
+    with _peers(tmp_path) as peers:
+        _settle(lab)
+        answers = {form: udp_invite(TOPO.core_caller, TOPO.sbc_core, form)
+                   for dial in dials for form in emergency_forms(dial, NORMALISATION)}
+        dummy, normal = _call(tmp_path, "normal-after-sos", 1, user="030123456")
+        uris = _acg_request_uris(peers)
+    assert answers == {form: "SIP/2.0 403 Emergency Calls Not Routed To ACG" for form in answers}, answers
+    assert normal.codes() == {200: 1}, normal.codes()
+    assert [u.split("@")[0] for u in uris] == ["sip:+4930123456"], uris

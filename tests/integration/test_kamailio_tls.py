@@ -17,8 +17,12 @@ Lab (Topology block 100): region 1 peers 127.0.110.1 (SRV 10/60), .2 (10/40), .3
 
 from __future__ import annotations
 
+import copy
+import re
+import subprocess
 import time
 import typing as t
+import uuid
 from pathlib import Path
 
 import pytest
@@ -26,9 +30,10 @@ import pytest
 from harness import pki as pkimod
 from harness import rootfs
 from harness.tools import needs
-from harness.kamailio import BlockLease, KamailioError, KamailioProcess, Topology
+from harness.kamailio import BlockLease, KamailioError, KamailioProcess, Topology, sbc_secret
+from harness.sip_dialog import CoreUac, Dialog, UdpSink, in_dialog, status
 from harness.sipp import SippCaller, SippPeer
-from harness.tls_front import Connection, TlsFront, tls_client
+from harness.tls_front import Connection, HandshakeResult, TlsFront, tls_client
 
 pytestmark = [
     pytest.mark.integration,
@@ -65,6 +70,8 @@ class TlsLab:
         self.close_after_response = close_after_response
         self.cfg_dir = workdir / "cfg"
         self.run_dir = workdir / "run"
+        # The SBC's own secret, outside the config dir as on a host (the role's kamailio_secret makes it there).
+        self.secret_dir = workdir / "secret"
         # Certificates live under the config dir: it is bind-mounted into the rootfs as is.
         self.pki = pkimod.standard_pki(self.cfg_dir / "pki", [R1_HOST, R2_HOST], sbc_hostname=SBC_NAME,
                                        key_type=key_type)
@@ -81,6 +88,8 @@ class TlsLab:
             "core_listen": {"address": TOPO.sbc_core, "port": 5060, "transport": "udp"},
             "core_next_hop": "core.%s:5060" % DOMAIN,
             "config_dir": str(self.cfg_dir), "run_dir": str(self.run_dir), "udp_workers": 2, "tcp_workers": self.tcp_workers,
+            # The core side: the next hop .1, the caller .2 (in-dialog requests from ACG may go to either).
+            "core_allowed_sources": [TOPO.core_network], "secret_file": str(self.secret_dir / "secret.cfg"),
             "tls": {"certificate": str(self.pki.sbc.chain), "private_key": str(self.pki.sbc.key),
                     "ca_bundle": str(self.pki.acg_ca.cert)},
         }
@@ -91,7 +100,6 @@ class TlsLab:
         from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
         from ansible_collections.commsgw.routing.plugins.module_utils.srv import ResolverSettings, resolve_deployment
         from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
-        from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
 
         self.dns = DnsServer.start_on_free_address(self.workdir / "dns", first=(BLOCK * 2 + 17) % 254)
         srv, a = TOPO.dns_records()
@@ -102,14 +110,20 @@ class TlsLab:
         resolved, problems = resolve_deployment(deployment, ResolverSettings(nameservers=[self.dns.address]))
         assert not [p for p in problems if p.severity == "error"], [p.render() for p in problems]
         self.plan = build_site_plan(deployment, deployment.sites[0], resolved)
-        self.files = render_kamailio(self.plan, self.settings(), self.runtime.version)
-        for name, content in self.files.items():
-            (self.cfg_dir / name).write_text(content)
+        sbc_secret(self.secret_dir)
+        self.write_files(self.plan)
         self.kamailio = KamailioProcess(self.cfg_dir / "kamailio.cfg", self.workdir / "kamailio", self.run_dir,
                                         resolv_conf=self.dns.resolv_conf, shared_memory_mb=256,
-                                        rootfs=self.runtime.rootfs)
+                                        rootfs=self.runtime.rootfs, binds=[self.secret_dir])
         self.kamailio.start()
         return self
+
+    def write_files(self, plan: t.Mapping[str, t.Any]) -> None:
+        """Render ``plan`` into the config dir (a push without the role: reload what changed yourself)."""
+        from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
+        self.files = render_kamailio(plan, self.settings(), self.runtime.version)
+        for name, content in self.files.items():
+            (self.cfg_dir / name).write_text(content)
 
     # -- peers ---------------------------------------------------------------------------------
     def start_peer(self, address: str, cert: pkimod.Issued) -> None:
@@ -416,3 +430,239 @@ def test_sbc_tls_listener_requires_an_acg_client_certificate(lab: TlsLab) -> Non
     untrusted = tls_client(address, ca, cert=rogue.chain, key=rogue.key, sni=SBC_NAME, send=_options(source),
                            source=source)
     assert not untrusted.ok and untrusted.reply is None, untrusted
+
+
+# ---- issue 21: who may make the SBC relay what -------------------------------------------------------------
+def _to_sbc(lab: TlsLab, request: bytes, source: str, cert: pkimod.Issued) -> HandshakeResult:
+    """``request`` over mutual TLS from ``source`` (presenting ``cert``) to the SBC's ACG-facing listener."""
+    return _to_sbc_at(TOPO.sbc_acg, lab, request, source, cert)
+
+
+def _to_sbc_at(address: str, lab: TlsLab, request: bytes, source: str, cert: pkimod.Issued) -> HandshakeResult:
+    return tls_client((address, SBC_TLS_PORT), lab.pki.operator_ca.cert, cert=cert.chain, key=cert.key,
+                      sni=SBC_NAME, send=request, source=source)
+
+
+def _nobody_got(lab: TlsLab, marker: str, sinks: t.Sequence[UdpSink], method: str = "", settle_s: float = 1.5
+                ) -> list[str]:
+    """Where a request carrying ``marker`` (a Call-ID) arrived after ``settle_s``: sinks and ACG fronts
+    (there only ``method`` requests, when given)."""
+    time.sleep(settle_s)
+    reached = ["%s:%d" % s.sock.getsockname() for s in sinks if any(marker.encode() in m for m in s.received)]
+    return reached + [a for a, f in lab.fronts.items()
+                      if [h for h in f.heads_with(marker.encode()) if h.startswith(method.encode())]]
+
+
+def _retire(lab: TlsLab, hostname: str, until: float) -> None:
+    """A narrowing's address.list: the /28s of ``hostname`` leave the ACL and are retired until ``until``
+    (plan field acl.retired, as migration computes it), reloaded at run time: nothing else changes."""
+    plan = copy.deepcopy(lab.plan)
+    retired = [e for e in plan["acl"]["ranges"] if e["hostname"] == hostname]
+    plan["acl"]["ranges"] = [e for e in plan["acl"]["ranges"] if e["hostname"] != hostname]
+    plan["acl"]["retired"] = [dict(e, until=int(until)) for e in retired]
+    before = dict(lab.files)
+    lab.write_files(plan)
+    # commsgw-srv.json (the refresher's input: its acl_ranges) is read by no Kamailio.
+    assert {n for n in lab.files if lab.files[n] != before[n]} <= {"address.list", "commsgw-srv.json"}, "a reload"
+    _address_reload(lab)
+
+
+def _restore(lab: TlsLab) -> None:
+    lab.write_files(lab.plan)
+    _address_reload(lab)
+
+
+def _route_of(dialog: Dialog, host: str) -> list[str]:
+    """The dialog's route set with the SBC's own dialog parameters moved onto ``host`` (a forged top Route)."""
+    params = re.search(r";cgwtls=[^>]*", dialog.record_route[0])
+    assert params, dialog.record_route
+    return ["<sip:%s:5060;lr%s>" % (host, params.group(0))] + dialog.record_route
+
+
+def test_a_forged_dialog_route_from_outside_every_range_reaches_nobody(peers: TlsLab) -> None:
+    """The reviewer's attack: a client outside every ACG /28, with a certificate chaining to the ACG
+    root that names its own host, sends an in-dialog BYE whose Route carries the dialog parameter with
+    its own name (the name its certificate passes for). Before issue 21 Kamailio relayed it from its
+    core socket to whatever the Route named. Now: refused, nothing reaches any listener."""
+    lab = peers
+    lab.start_all_peers()
+    lab.settle()
+    attacker, target = TOPO.outsider(9), TOPO.outsider(10)
+    own = lab.pki.wrong_host  # chains to the ACG root, names wrong.example (the attacker's own host)
+    sinks = [UdpSink(target), UdpSink(TOPO.core_next_hop), UdpSink(TOPO.core_caller)]
+    marker = "attack-%s" % uuid.uuid4().hex
+    forged = Dialog(call_id=marker, caller_uri="sip:victim@%s:5060" % TOPO.core_next_hop, caller_tag="a1",
+                    callee_uri="sip:+4930123456@%s" % TOPO.sbc_core, callee_tag="b2", callee_contact="",
+                    record_route=[])
+    sbc = "sip:%s:%d;transport=tls;lr" % (TOPO.sbc_acg, SBC_TLS_PORT)
+    variants = {
+        "the reviewer's Route": ["<sip:%s:5060;lr;cgwtls=wrong.example>" % target],
+        "the SBC's Route, name without a MAC": ["<%s;cgwtls=wrong.example>" % sbc],
+        "the SBC's Route, a forged MAC": ["<%s;cgwtls=wrong.example;cgwmac=%s>" % (sbc, "A" * 22)],
+    }
+    try:
+        replies = {}
+        for what, route in variants.items():
+            request_uri = forged.caller_uri if what == "the reviewer's Route" else "sip:x@%s:5060" % target
+            request = in_dialog(forged, attacker, route=route, request_uri=request_uri)
+            replies[what] = status(_to_sbc(lab, request, attacker, own).reply)
+        reached = _nobody_got(lab, marker, sinks)
+    finally:
+        for sink in sinks:
+            sink.close()
+    assert all(code in (403, 404) for code in replies.values()), replies
+    assert reached == [], reached
+
+
+def test_in_dialog_requests_from_acg_go_to_the_core_side_only(peers: TlsLab) -> None:
+    """A peer inside an ACG /28, with the right certificate, sends an in-dialog BYE through the SBC
+    (top Route: the SBC) to a host that is not the core: refused, the host gets nothing."""
+    lab = peers
+    lab.start_all_peers()
+    lab.settle()
+    source, target = TOPO.region2(9), TOPO.outsider(11)
+    sink = UdpSink(target)
+    marker = "hop-%s" % uuid.uuid4().hex
+    dialog = Dialog(call_id=marker, caller_uri="sip:x@%s:5060" % target, caller_tag="c1",
+                    callee_uri="sip:+4930123456@%s" % TOPO.sbc_core, callee_tag="d2", callee_contact="",
+                    record_route=["<sip:%s:%d;transport=tls;lr>" % (TOPO.sbc_acg, SBC_TLS_PORT)])
+    try:
+        reply = _to_sbc(lab, in_dialog(dialog, source), source, lab.pki.peers[R2_HOST])
+        reached = _nobody_got(lab, marker, [sink])
+    finally:
+        sink.close()
+    assert status(reply.reply) == 403, reply
+    assert reached == [], reached
+
+
+def test_a_retired_peer_ends_its_call_and_nothing_else_passes(peers: TlsLab) -> None:
+    """R-23 after a migration narrowed the ACL: the peer of a call set up before is out of every /28, its
+    /28 retired (address.list group 3, reloaded). Its BYE still ends the call (200 from the caller),
+    because its Route carries the dialog's name with the SBC's own MAC. Refused, reaching nobody: a
+    forged MAC, the dialog's Route without its MAC, a valid MAC of another Call-ID, the SBC's parameters
+    under a top Route that is not the SBC, a next hop that is not the core, and the real BYE once the
+    retirement's time is up."""
+    lab = peers
+    lab.start_all_peers()
+    lab.settle()
+    uac = CoreUac(TOPO.net(31, 7), (TOPO.sbc_core, 5060))
+    target = TOPO.outsider(12)
+    sink = UdpSink(target)
+    try:
+        dialog = uac.call()
+        [peer] = [a for a in R1 if lab.fronts[a].heads_with(dialog.call_id.encode())]
+        _retire(lab, R1_HOST, time.time() + 3600)
+        cert = lab.pki.peers[R1_HOST]
+        route = dialog.record_route
+        forged = {
+            "forged MAC": in_dialog(dialog, peer, route=[re.sub(r"cgwmac=[^;>]+", "cgwmac=" + "A" * 22, r)
+                                                         for r in route]),
+            "no MAC": in_dialog(dialog, peer, route=[re.sub(r";cgwmac=[^;>]+", "", r) for r in route]),
+            "MAC of another Call-ID": in_dialog(dialog, peer, call_id="other-" + dialog.call_id),
+            "top Route not the SBC": in_dialog(dialog, peer, route=_route_of(dialog, target)),
+            "next hop not the core": in_dialog(dialog, peer, request_uri="sip:x@%s:5060" % target),
+        }
+        replies = {what: status(_to_sbc(lab, msg, peer, cert).reply) for what, msg in forged.items()}
+        reached = _nobody_got(lab, dialog.call_id, [sink], method="BYE ")
+        byes_before = list(uac.requests_with("BYE "))
+        # Bounded retention: once the retirement's time is up even the real BYE is refused.
+        _retire(lab, R1_HOST, time.time() - 1)
+        expired = status(_to_sbc(lab, in_dialog(dialog, peer), peer, cert).reply)
+        _retire(lab, R1_HOST, time.time() + 3600)
+        ended = _to_sbc(lab, in_dialog(dialog, peer), peer, cert)
+        time.sleep(0.5)
+        byes = uac.requests_with("BYE ")
+    finally:
+        sink.close()
+        uac.close()
+        _restore(lab)
+    assert replies == {what: 403 for what in forged}, (replies, lab.kamailio.log_tail(20) if lab.kamailio else "")
+    assert reached == [] and byes_before == [], (reached, byes_before)
+    assert expired == 403
+    assert status(ended.reply) == 200, (ended, lab.kamailio.log_tail(20) if lab.kamailio else "")
+    assert len(byes) == 1 and dialog.call_id.encode() in byes[0], byes
+    # The SBC recorded the peer's name and its MAC (22 base64url characters) in both of its Record-Routes.
+    assert all(re.search(r";cgwtls=%s;cgwmac=[A-Za-z0-9_-]{22}[;>]" % re.escape(R1_HOST), rr)
+               for rr in dialog.record_route), dialog.record_route
+
+
+# An unprivileged local user's OPTIONS to the ping relay (argv: bind address, relay address and port, ACG
+# peer address and port, Call-ID prefix): once with From user "options", once with a guessed token.
+LOCAL_USER_OPTIONS = r"""
+import socket, sys
+bind, relay, relay_port, peer, peer_port, marker = sys.argv[1:7]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((bind, 0))
+s.settimeout(1.0)
+port = s.getsockname()[1]
+for n, user in enumerate(("options", "cgwping-" + "0" * 32)):
+    msg = ("OPTIONS sip:%s:%s;transport=tls SIP/2.0\r\nVia: SIP/2.0/UDP %s:%d;branch=z9hG4bK%s%d\r\n"
+           "Max-Forwards: 70\r\nFrom: <sip:%s@%s>;tag=l%d\r\nTo: <sip:%s:%s>\r\nCall-ID: %s-%d\r\n"
+           "CSeq: 1 OPTIONS\r\nContent-Length: 0\r\n\r\n"
+           % (peer, peer_port, bind, port, marker, n, user, bind, n, peer, peer_port, marker, n))
+    s.sendto(msg.encode(), (relay, int(relay_port)))
+    try:
+        print(s.recv(65535).split(b"\r\n")[0].decode())
+    except socket.timeout:
+        print("no reply")
+"""
+
+
+def test_the_ping_relay_relays_only_the_sbcs_own_pings(peers: TlsLab) -> None:
+    """Issue 21 item 12: any local user may bind the ACG-facing address and send OPTIONS to the ping relay
+    socket; only the SBC's own pings (its secret token in their From) are relayed with the SBC's
+    certificate. An unprivileged user's OPTIONS never reaches the peer; the SBC's pings still do, and
+    leave without the token."""
+    lab = peers
+    lab.start_all_peers()
+    lab.settle()
+    marker = "local-%s" % uuid.uuid4().hex
+    proc = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/python3",
+                           "-c", LOCAL_USER_OPTIONS, TOPO.sbc_acg, TOPO.sbc_acg, str(SBC_TLS_PORT), R1[0],
+                           str(PEER_PORT), marker], capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 0, proc.stderr
+    reached = _nobody_got(lab, marker, [])
+    assert reached == [], (reached, proc.stdout)
+    assert "SIP/2.0 200" not in proc.stdout, proc.stdout
+    # The dispatcher's own pings keep flowing through the relay, with SNI and without the token.
+    front = lab.fronts[R1[0]]
+    pings = [h for c in front.snapshot() if c.sni == R1_HOST for h, m in zip(c.heads, c.requests) if m == "OPTIONS"]
+    assert pings, _brief(front)
+    assert all(re.search(rb"^From: <?sip:options@", h, re.M | re.I) and b"cgwping-" not in h for h in pings), pings[:2]
+
+
+def test_a_configuration_rendered_offline_starts_without_the_secret(lab: TlsLab, tmp_path: Path) -> None:
+    """playbooks/render.yml renders for a directory and touches no host, so no secret file is there: the
+    configuration still starts with `kamailio -f <dir>/kamailio.cfg` (import_file tolerates the missing
+    file), and without the key it believes no dialog name and relays no ping (never an unkeyed value)."""
+    from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
+    lease = BlockLease()
+    topo = Topology(block=lease.block, domain=DOMAIN)
+    config_dir = tmp_path / "render" / "sbc-ams-1"
+    config_dir.mkdir(parents=True)
+    settings = dict(lab.settings(), acg_listen={"address": topo.sbc_acg, "port": SBC_TLS_PORT},
+                    core_listen={"address": topo.sbc_core, "port": 5060, "transport": "udp"},
+                    core_next_hop="%s:5060" % topo.core_next_hop, core_allowed_sources=[topo.core_network],
+                    config_dir=str(config_dir), run_dir=str(tmp_path / "run"),
+                    secret_file=str(tmp_path / "absent" / "secret.cfg"))
+    for name, content in render_kamailio(lab.plan, settings, lab.runtime.version).items():
+        (config_dir / name).write_text(content)
+    kamailio = KamailioProcess(config_dir / "kamailio.cfg", tmp_path / "kamailio", tmp_path / "run",
+                               shared_memory_mb=256, rootfs=lab.runtime.rootfs, binds=[lab.cfg_dir / "pki"])
+    try:
+        kamailio.start()
+        forged = Dialog(call_id="offline-%s" % uuid.uuid4().hex, caller_uri="sip:x@%s:5060" % topo.core_next_hop,
+                        caller_tag="e1", callee_uri="sip:+4930123456@%s" % topo.sbc_core, callee_tag="f2",
+                        callee_contact="", record_route=[])
+        route = ["<sip:%s:%d;transport=tls;lr;cgwtls=wrong.example>" % (topo.sbc_acg, SBC_TLS_PORT)]
+        reply = _to_sbc_at(topo.sbc_acg, lab, in_dialog(forged, topo.outsider(9), route=route), topo.outsider(9),
+                           lab.pki.wrong_host)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and "ping relay: no SBC secret" not in kamailio.log_text():
+            time.sleep(0.2)
+        log = kamailio.log_text()
+    finally:
+        kamailio.stop()
+        lease.close()
+    assert status(reply.reply) == 403, reply
+    assert "ping relay: no SBC secret (%s)" % settings["secret_file"] in log, log[-3000:]

@@ -138,9 +138,11 @@ class Hosts:
     def state(self, guest: Guest) -> str:
         """What an unchanged SBC keeps: its config tree (names, owners, modes, digests), units and PID."""
         return self.root(guest, "cd /etc/kamailio && find . -path ./.commsgw-backups -prune -o -printf "
-                                "'%p %u:%g %m\\n' | sort && find . -path ./.commsgw-backups -prune -o -type f "
+                                "'%%p %%u:%%g %%m\\n' | sort && find . -path ./.commsgw-backups -prune -o -type f "
                                 "-exec sha256sum {} + | sort; ls /etc/systemd/system; "
-                                "systemctl show -p MainPID --value kamailio")
+                                "systemctl show -p MainPID --value kamailio; "
+                                "find %s -printf '%%p %%u:%%g %%m\\n' 2>/dev/null; sha256sum %s 2>/dev/null || true"
+                                % (SECRET_DIR, SECRET_DIR + "/secret.cfg"))
 
     def calls(self, guest: Guest, count: int, name: str) -> tuple[int, int, dict[str, int]]:
         """``count`` calls from the core through ``guest``; (successful, failed, INVITEs per region)."""
@@ -224,6 +226,7 @@ def test_check_mode_on_fresh_hosts_lists_changes_and_changes_nothing(rig: Rig) -
 
 
 REFRESHER_DIR = "/usr/local/lib/commsgw-srv-refresh"  # the role's default kamailio_refresher_dir
+SECRET_DIR = "/var/lib/kamailio-commsgw"  # the directory of commsgw_sbc.secret_file's default
 # What releases before the kamailio package installed there: flat files whose names the package's replace.
 OLD_FLAT_LIBRARIES = ("refresher.py", "kamailio.py", "kamailio_runtime.py")
 
@@ -259,6 +262,14 @@ def test_onboard_two_sites_over_tls_with_the_probe(rig: Rig) -> None:
         # The package's unit runs the rendered configuration through the drop-in, as user kamailio.
         show = rig.root(guest, "systemctl show -p User -p ExecStart -p DropInPaths kamailio")
         assert "User=kamailio" in show and "/etc/kamailio/kamailio.cfg" in show and "commsgw.conf" in show
+        # Issue 21: the SBC's own secret was made there, outside /etc/kamailio, readable by kamailio and root
+        # only (not by the refresher's group), imported by kamailio.cfg, and never shown to the controller.
+        assert rig.root(guest, "stat -c '%%n %%U:%%G %%a' %s %s/secret.cfg" % (SECRET_DIR, SECRET_DIR)).split() == [
+            SECRET_DIR, "root:root", "711", SECRET_DIR + "/secret.cfg", "kamailio:root", "400"]
+        assert 'import_file "%s/secret.cfg"' % SECRET_DIR in rig.root(guest, "cat /etc/kamailio/kamailio.cfg")
+        values = re.findall(r"![0-9a-f]{32,64}!", rig.root(guest, "cat %s/secret.cfg" % SECRET_DIR))
+        assert len(values) == 2 and not any(v.strip("!") in out for v in values)
+        assert "secret.cfg" not in rig.root(guest, "find /etc/kamailio -name 'secret*'")
 
 
 def test_calls_flow_through_each_site_to_its_local_region(rig: Rig) -> None:

@@ -204,6 +204,19 @@ def test_normalisation_rewrites_international_prefix_first() -> None:
     assert '$rU = "+" + $(rU{s.substr,2,0});' in cfg and '$rU = "+49" + $(rU{s.substr,1,0});' in cfg
 
 
+def test_emergency_strings_are_checked_after_the_normalisation() -> None:
+    """R-25 (issue 21 item 10): the emergency check sees the Request-URI user as it would leave, after the
+    rewrites (00112 -> +112; 0112 -> +49112, so the country code is part of the pattern)."""
+    norm = {"country_code": "49", "national_prefix": "0", "international_prefix": "00"}
+    cfg = render_kamailio(_plan(), dict(SETTINGS, number_normalisation=norm), "5.6.3")["kamailio.cfg"]
+    core = cfg[cfg.index("route[FROM_CORE]"):cfg.index("route[TO_ACG]")]
+    rewrite, emergency = core.index('$rU = "+49" + $(rU{s.substr,1,0});'), core.index("R-25")
+    assert rewrite < emergency < core.index("$ml >") < core.index('sl_send_reply("484"')
+    assert '$rU =~ "^\\+?(49)?(' in core[emergency:]
+    plain = render_kamailio(_plan(), SETTINGS, "5.6.3")["kamailio.cfg"]
+    assert '$rU =~ "^\\+?(' in plain and "(49)?" not in plain  # no country code without the rules
+
+
 @pytest.mark.parametrize("norm,path", [
     ({"country_code": "049", "national_prefix": "0"}, "country_code"),
     ({"country_code": "4921", "national_prefix": "0"}, "country_code"),

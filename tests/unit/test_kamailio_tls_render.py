@@ -9,6 +9,7 @@ what the renderer writes for each Kamailio version and that every value comes fr
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.secret import ensure_secret
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
@@ -129,7 +131,7 @@ def test_tls_names_are_reloadable_data_never_config() -> None:
     to_acg = _route(cfg, "TO_ACG")
     assert to_acg.index("route(COMMSGW_TLS_SNI)") < to_acg.index('t_on_branch("COMMSGW_TLS_BRANCH")') \
         < to_acg.index("t_relay()")
-    assert 'add_rr_param(";cgwtls=$var(commsgw_tls_name)")' in cfg
+    assert 'add_rr_param(";cgwtls=$var(commsgw_tls_name);cgwmac=$var(commsgw_tls_mac_want)")' in cfg
 
 
 def test_a_migrations_old_peers_keep_their_old_name() -> None:
@@ -158,7 +160,10 @@ def test_dispatcher_pings_are_relayed_through_the_sbc_with_sni() -> None:
     assert rows and all("obproxy=sip:192.0.2.10:5061" in attrs for flags, attrs in rows if int(flags) & 8)
     ping = _route(cfg, "COMMSGW_TLS_PING")
     assert ping.index("$xavp(tls=>server_name) = $var(commsgw_tls_name)") < ping.index("t_relay()")
-    assert "$si != $Ri" in ping  # only the SBC's own pings are relayed
+    assert "$si != $Ri" in ping  # only pings from the SBC's address...
+    # ...and only the SBC's own (issue 21): its secret token in their From, replaced before they leave.
+    assert ping.index('if ($fU != "cgwping-COMMSGW_PING_TOKEN") {') < ping.index('$fU = "options";') \
+        < ping.index("t_relay()")
     request = re.search(r"^request_route \{\n(.*?)^\}", cfg, re.S | re.M)
     assert request and 'if ($proto == "udp") {\n\t\t\troute(COMMSGW_TLS_PING);' in request.group(1)
     assert "rtimer" not in cfg and "uac_req_send" not in cfg  # the old warm-up is gone
@@ -176,21 +181,28 @@ def test_host_name_check_can_be_switched_off_per_sbc() -> None:
 
 
 @pytest.mark.skipif(not shutil.which("kamailio"), reason="kamailio not installed")
-def test_tls_config_passes_kamailio_check_on_the_machine(tmp_path: Path) -> None:
+@pytest.mark.parametrize("secret", [True, False], ids=["with-secret", "rendered-offline-without-secret"])
+def test_tls_config_passes_kamailio_check_on_the_machine(tmp_path: Path, secret: bool) -> None:
     """Syntax and module parameters of the TLS parts on the machine's Kamailio (``kamailio -c``; a
-    real start on 6.0 is in the integration suite). 5.6 needs the documented override."""
+    real start on 6.0 is in the integration suite). 5.6 needs the documented override. Without the
+    SBC's secret file (a config rendered offline) the configuration is valid too."""
     out = subprocess.run(["kamailio", "-v"], capture_output=True, text=True, timeout=10, check=False).stdout
     version = re.search(r"kamailio (\d+\.\d+\.\d+)", out)
     assert version
-    settings = dict(SETTINGS, config_dir=str(tmp_path), run_dir=str(tmp_path), core_listen={"address": "127.0.0.1"},
+    secret_file = tmp_path / "secret" / "secret.cfg"
+    if secret and os.geteuid() == 0:
+        ensure_secret(str(secret_file), 0)
+    config_dir = tmp_path / "cfg"
+    config_dir.mkdir()
+    settings = dict(SETTINGS, config_dir=str(config_dir), run_dir=str(tmp_path), core_listen={"address": "127.0.0.1"},
                     acg_listen={"address": "127.0.0.2"}, core_next_hop="127.0.0.3:5060",
-                    allow_tls_on_unfixed_kamailio=True,
+                    allow_tls_on_unfixed_kamailio=True, secret_file=str(secret_file),
                     tls={"certificate": str(tmp_path / "c.pem"), "private_key": str(tmp_path / "k.pem"),
                          "ca_bundle": str(tmp_path / "ca.pem")})
     for name, content in render_kamailio(_plan(), settings, version.group(1)).items():
-        (tmp_path / name).write_text(content)
-    result = subprocess.run(["kamailio", "-c", "-f", str(tmp_path / "kamailio.cfg")], capture_output=True, text=True,
-                            timeout=30, check=False)
+        (config_dir / name).write_text(content)
+    result = subprocess.run(["kamailio", "-c", "-f", str(config_dir / "kamailio.cfg")], capture_output=True,
+                            text=True, timeout=30, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
 
 
@@ -214,3 +226,94 @@ def test_in_dialog_requests_to_acg_are_sent_once_more_when_lost_on_a_closing_con
     # A send that fails at once (t_relay false) is tried once more there and then.
     failed_send = in_dialog_relay[in_dialog_relay.index("if (!t_relay()) {"):]
     assert failed_send.index("route(COMMSGW_TLS_RESEND)") < failed_send.index("sl_reply_error();")
+
+
+# ---- issue 21: the SBC's secret, dialog names only it can mint, the core side only, retired ranges ----------
+def _cfg(settings: t.Optional[dict[str, t.Any]] = None, plan: t.Optional[dict[str, t.Any]] = None) -> str:
+    return render_kamailio(plan or _plan(), dict(SETTINGS, **(settings or {})), "6.0.1")["kamailio.cfg"]
+
+
+def test_the_secret_is_imported_never_rendered() -> None:
+    """kamailio.cfg imports the host's secret file (import_file: a config rendered offline still starts)
+    and uses its two values only by name, each use under #!ifdef: without the file no dialog name is
+    believed or minted and no ping relayed."""
+    files = render_kamailio(_plan(), SETTINGS, "6.0.1")
+    cfg = files["kamailio.cfg"]
+    assert 'import_file "/var/lib/kamailio-commsgw/secret.cfg"' in cfg and not re.search(r"^include_file", cfg, re.M)
+    assert 'loadmodule "crypto.so"' in cfg
+    assert cfg.index('import_file "/var/lib/kamailio-commsgw/secret.cfg"') < cfg.index("COMMSGW_TLS_MAC")
+    assert not any(re.search(r"[0-9a-f]{32}", text) for text in files.values())  # no key material anywhere
+    mac = re.search(r"^#!ifdef COMMSGW_DIALOG_KEY\n\n.*?^route\[COMMSGW_TLS_MAC\] \{\n(.*?)^\}\n#!endif", cfg,
+                    re.S | re.M)
+    assert mac, "route COMMSGW_TLS_MAC exists only with the key"
+    assert 'crypto_hmac_sha256("$ci|$var(commsgw_tls_claim)", "COMMSGW_DIALOG_KEY", "$var(commsgw_tls_mac_want)")' \
+        in mac.group(1) and "{s.substr,0,22}" in mac.group(1)
+    name = _route(cfg, "COMMSGW_TLS_NAME_IN_ROUTE")
+    assert name.index("#!ifdef COMMSGW_DIALOG_KEY") < name.index("route(COMMSGW_TLS_MAC)") \
+        < name.index("$var(commsgw_tls_name) = $var(commsgw_tls_claim);") < name.index("#!else\n\treturn(-1);")
+    branch = re.search(r"^branch_route\[COMMSGW_TLS_BRANCH\] \{\n(.*?)^\}", cfg, re.S | re.M)
+    assert branch and branch.group(1).index("#!ifdef COMMSGW_DIALOG_KEY") < branch.group(1).index("add_rr_param")
+    assert re.search(r'#!ifdef COMMSGW_PING_TOKEN\nmodparam\("dispatcher", "ds_ping_from", '
+                     r'"sip:cgwping-COMMSGW_PING_TOKEN@192\.0\.2\.10"\)\n#!else\n'
+                     r'modparam\("dispatcher", "ds_ping_from", "sip:options@192\.0\.2\.10"\)\n#!endif', cfg)
+    own = _cfg({"secret_file": "/srv/sbc-secret/k.cfg"})
+    assert 'import_file "/srv/sbc-secret/k.cfg"' in own
+
+
+def test_a_secret_inside_the_config_dir_is_refused() -> None:
+    with pytest.raises(KamailioRenderError, match=r"commsgw_sbc\.secret_file: lies inside config_dir /etc/kamailio-acg"):
+        render_kamailio(_plan(), dict(SETTINGS, secret_file="/etc/kamailio-acg/secret.cfg"), "6.0.1")
+    with pytest.raises(KamailioRenderError, match=r"commsgw_sbc\.secret_file: is not an absolute path"):
+        render_kamailio(_plan(), dict(SETTINGS, secret_file="secret.cfg"), "6.0.1")
+
+
+def test_a_dialog_name_is_believed_only_from_a_top_route_that_is_the_sbc() -> None:
+    cfg = _cfg()
+    dialog = _route(cfg, "COMMSGW_TLS_DIALOG_NAME")
+    assert dialog.index('if (!is_present_hf("Route") || !is_myself("$route_uri")) {') \
+        < dialog.index("$var(commsgw_tls_route) = $route_uri;") < dialog.index("route(COMMSGW_TLS_NAME_IN_ROUTE)")
+    # Every in-dialog request: a top Route that is not the SBC is refused before loose_route follows it.
+    common = _route(cfg, "COMMON")
+    assert common.index('if (is_present_hf("Route") && !is_myself("$route_uri")) {') < common.index("if (loose_route())")
+
+
+def test_out_of_range_in_dialog_requests_need_a_retired_range_of_their_name() -> None:
+    cfg = _cfg()
+    acg = _route(cfg, "FROM_ACG")
+    assert '!allow_source_address("1") && !(has_totag() && route(COMMSGW_TLS_RETIRED_PEER))' in acg
+    retired = _route(cfg, "COMMSGW_TLS_RETIRED_PEER")
+    for step in ('$proto != "tls" || !route(COMMSGW_TLS_DIALOG_NAME)', 'allow_address("3", "$si", "0")',
+                 "$(avp(commsgw_acl_tag){param.value,tls}) != $var(commsgw_tls_name)",
+                 "$(avp(commsgw_acl_tag){param.value,until}{s.int}) <= $Ts"):
+        assert step in retired, step
+    plan = _plan()
+    plan["acl"]["retired"] = [{"network": "203.0.113.48/28", "region": "region2", "hostname": "old." + DOMAIN,
+                               "until": 1800000000}]
+    files = render_kamailio(plan, SETTINGS, "6.0.1")
+    assert "\n3 203.0.113.48 28 0 region=region2;tls=old.%s;until=1800000000\n" % DOMAIN in files["address.list"]
+    assert files["kamailio.cfg"] == render_kamailio(_plan(), SETTINGS, "6.0.1")["kamailio.cfg"]  # data, not config
+
+
+@pytest.mark.parametrize("settings,hop_check", [
+    ({"core_allowed_sources": ["10.0.5.0/24"]},
+     '|| (is_ipv4("$var(commsgw_hop)") && allow_address("2", "$var(commsgw_hop)", "0"))'),
+    ({"core_next_hop": "core.operator.test:5060"},
+     '|| (is_ipv4("$var(commsgw_hop)") && dns_sys_match_ip("core.operator.test", "$var(commsgw_hop)"))'),
+    ({}, None),
+], ids=["core-acl", "next-hop-name", "next-hop-address"])
+def test_in_dialog_requests_from_acg_go_to_the_core_side_only(settings: dict[str, t.Any],
+                                                              hop_check: t.Optional[str]) -> None:
+    """After loose_route, an in-dialog request from ACG must have the core next hop (or, with a core ACL, a
+    core source) as its next hop, and leaves from the core socket; anything else is refused."""
+    cfg = _cfg(settings)
+    common = _route(cfg, "COMMON")
+    relay = common[common.index("if (loose_route()) {"):]
+    assert relay.index("if ($var(commsgw_from_acg) == 1) {\n\t\t\t\troute(TO_CORE_IN_DIALOG);") < relay.index("t_relay()")
+    hop = _route(cfg, "TO_CORE_IN_DIALOG")
+    host = settings.get("core_next_hop", SETTINGS["core_next_hop"]).split(":")[0]
+    assert 'if ($var(commsgw_hop) == "%s"' % host in hop
+    assert (hop_check in hop) if hop_check else ("allow_address" not in hop and "dns_sys_match_ip" not in hop)
+    assert hop.index('$fs = "udp:10.0.0.10:5070";') < hop.index("return(1);") < hop.index(
+        'sl_send_reply("403", "Next Hop Not In The Core");')
+    request = re.search(r"^request_route \{\n(.*?)^\}", cfg, re.S | re.M)
+    assert request and "$var(commsgw_from_acg) = 1;" in request.group(1) and "$var(commsgw_from_acg) = 0;" in request.group(1)

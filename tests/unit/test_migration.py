@@ -18,7 +18,7 @@ import typing as t
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import migration
+from ansible_collections.commsgw.routing.plugins.module_utils import migration, sbc_readback
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback as kamailio_readback
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
@@ -373,3 +373,79 @@ def test_core_acl_rows_are_not_read_back_as_acg_ranges() -> None:
     state = kamailio_readback.state_from_files(files)
     assert state is not None
     assert sorted(e["network"] for e in state["acl"]) == sorted([R1, R2])
+
+
+# ---- issue 21: the /28s a narrowing removes are retired (acl.retired), not forgotten -----------------------
+NOW = 1_800_000_000
+RETENTION_S = 43200
+OLD_R2_NAME = "pstn-region2." + DOMAIN
+
+
+def _retire(plan: dict[str, t.Any], deployed: dict[str, str], now: float = NOW) -> dict[str, t.Any]:
+    """What the kamailio role renders: the plan through the kamailio_retired filter with the deployed files."""
+    from ansible_collections.commsgw.routing.plugins.filter.kamailio_retired import kamailio_retired
+    return kamailio_retired(plan, deployed.get("address.list", ""), RETENTION_S, now)
+
+
+def test_narrowing_retires_the_removed_ranges_under_their_old_name() -> None:
+    """The narrow step's files keep region 2's old /28 as a retired row (address.list group 3, its old TLS
+    name, until now + retention): the old peers may still end their calls, for a while; the ACL no longer
+    admits the range, and nothing else changes (kamailio.cfg and tls.cfg stay, a reload)."""
+    old, new = _plan(_production()), _plan(_production("pstn-region2-new", [R2_NEW]))
+    before = _files(old)
+    narrowed_plan = _retire(new, before)
+    assert narrowed_plan["acl"]["retired"] == [
+        {"network": R2, "region": "region2", "hostname": OLD_R2_NAME, "until": NOW + RETENTION_S}]
+    narrowed = _files(narrowed_plan)
+    assert "3 20.82.160.32 28 0 region=region2;tls=%s;until=%d" % (OLD_R2_NAME, NOW + RETENTION_S) \
+        in narrowed["address.list"]
+    assert not re.search(r"^1 20\.82\.160\.32 ", narrowed["address.list"], re.M)
+    assert {n for n in narrowed if narrowed[n] != _files(new)[n]} == {"address.list"}
+    for name in ("kamailio.cfg", "tls.cfg"):
+        assert narrowed[name] == before[name], name
+    # Read back, the retired row is no ACG range: the SBC is in sync with the plan (drift reports nothing).
+    state = kamailio_readback.state_from_files(narrowed)
+    assert state is not None and sorted(e["network"] for e in state["acl"]) == sorted([R1, R2_NEW])
+    assert sbc_readback.compare(new, state, kamailio_readback.WEIGHT_SCALE) == []
+    assert not migration.semantic_diff(state, _state(new))["changes"]
+
+
+def test_a_later_render_keeps_what_is_retired_until_its_time_is_up() -> None:
+    """A plain re-run of onboard.yml (same plan, the narrowed files deployed) changes nothing while the
+    retention lasts; afterwards the row goes. A range the plan admits again is no longer retired."""
+    old, new = _plan(_production()), _plan(_production("pstn-region2-new", [R2_NEW]))
+    narrowed = _files(_retire(new, _files(old)))
+    hours_later = _files(_retire(new, narrowed, now=NOW + 3600))
+    assert hours_later == narrowed
+    expired = _files(_retire(new, narrowed, now=NOW + RETENTION_S))
+    assert "\n3 " not in expired["address.list"] and expired == _files(new)
+    back = _retire(old, narrowed, now=NOW + 60)  # region 2 moved back: its old /28 is admitted again
+    assert back["acl"]["retired"] == [{"network": R2_NEW, "region": "region2", "hostname": "pstn-region2-new." + DOMAIN,
+                                       "until": NOW + 60 + RETENTION_S}]
+
+
+def test_the_in_flight_step_retires_nothing_and_keeps_what_is_retired() -> None:
+    """Widening admits old and new ranges: nothing is retired by it, earlier retirements are carried."""
+    old, new = _plan(_production()), _plan(_production("pstn-region2-new", [R2_NEW]))
+    deployed = _files(old)
+    flight = migration.transition_plan(new, kamailio_readback.state_from_files(deployed))
+    assert _retire(flight, deployed)["acl"]["retired"] == []
+    earlier = {"network": "20.82.150.0/28", "region": "region2", "hostname": "pstn-region2-older." + DOMAIN,
+               "until": NOW + 10}
+    deployed_with = _files(dict(old, acl=dict(old["acl"], retired=[earlier])))
+    assert _retire(flight, deployed_with)["acl"]["retired"] == [earlier]
+
+
+def test_ranges_without_a_tls_name_and_udp_sbcs_retire_nothing() -> None:
+    """Only a name can be admitted: legacy rows without one are not retired; over UDP no dialog carries a
+    name, so address.list gets no retired rows at all."""
+    old, new = _plan(_production()), _plan(_production("pstn-region2-new", [R2_NEW]))
+    legacy = {"address.list": re.sub(r"region=(region\d);tls=\S+", r"\1", _files(old)["address.list"])}
+    assert _retire(new, legacy)["acl"]["retired"] == []
+    raw_old, raw_new = _production(), _production("pstn-region2-new", [R2_NEW])
+    for raw in (raw_old, raw_new):
+        raw.update(acg_transport="udp", allow_plain_transport=True)
+    deployed = render_kamailio(_plan(raw_old), dict(SETTINGS), "5.6.3")
+    narrowed_plan = _retire(_plan(raw_new), deployed)
+    assert narrowed_plan["acl"]["retired"]  # the plan says so (the UDP rows carry region names)...
+    assert "\n3 " not in render_kamailio(narrowed_plan, dict(SETTINGS), "5.6.3")["address.list"]  # ...unused

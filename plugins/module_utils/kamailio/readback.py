@@ -30,7 +30,7 @@ import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import runtime as kr
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import (
-    ACL_GROUP, MCP_SET_BASE, parse_acl_tag, scale_rweights)
+    ACL_GROUP, MCP_SET_BASE, RETIRED_GROUP, parse_acl_tag, scale_rweights)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.dispatcher import dispatcher_rows, parse_attrs
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback import (
     ReadbackError, net_key, parse_sip_uri, peer_key, sha256_text)
@@ -124,20 +124,31 @@ def dispatcher_states(result: t.Any) -> dict[str, str]:
     return states
 
 
-def _acl_row(line: str, fields: t.Sequence[str]) -> t.Optional[dict[str, str]]:
-    if fields[0] != str(ACL_GROUP):
-        return None  # another group (the core side's allowed sources): not an ACG range
+def _acl_row(line: str, fields: t.Sequence[str], group: int = ACL_GROUP) -> t.Optional[dict[str, t.Any]]:
+    if fields[0] != str(group):
+        return None  # another group (the core side's allowed sources, the retired /28s): not an ACG range
     try:
         network = ipaddress.IPv4Network("%s/%s" % (fields[1], fields[2]), strict=False)
     except ValueError as exc:
         raise ReadbackError("address.list line %r: %s" % (line[:80], exc)) from exc
     tag = parse_acl_tag(fields[4] if len(fields) > 4 else "")
-    return {"network": str(network), "region": tag["region"], "hostname": tag["tls"]}
+    row: dict[str, t.Any] = {"network": str(network), "region": tag["region"], "hostname": tag["tls"]}
+    if group == RETIRED_GROUP:
+        row["until"] = int(tag["until"]) if tag["until"].isdigit() else 0
+    return row
 
 
-def parse_address_rows(text: str) -> list[dict[str, str]]:
+def parse_retired_rows(text: str) -> list[dict[str, t.Any]]:
+    """The /28s a deployed address.list keeps retired (group ``RETIRED_GROUP``: network, region, hostname
+    and ``until``, the unix time their dialogs stop being admitted). Never part of the read-back state:
+    the plan carries them forward (``migration.retire_narrowed_ranges``), drift does not compare them."""
+    return parse_address_rows(text, RETIRED_GROUP)
+
+
+def parse_address_rows(text: str, group: int = ACL_GROUP) -> list[dict[str, t.Any]]:
     """``group address mask port tag`` rows of a permissions address.list -> network, region and the
-    range's TLS name (empty when the file predates names in tags). Only the ACG group's rows."""
+    range's TLS name (empty when the file predates names in tags). Only the rows of ``group`` (the ACG
+    /28s unless told)."""
     rows = []
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()
@@ -146,7 +157,7 @@ def parse_address_rows(text: str) -> list[dict[str, str]]:
         fields = line.split()
         if len(fields) < 3:
             raise ReadbackError("address.list line %r is not 'group address mask ...'" % line[:80])
-        row = _acl_row(line, fields)
+        row = _acl_row(line, fields, group)
         if row is not None:
             rows.append(row)
     return rows

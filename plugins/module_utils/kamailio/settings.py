@@ -17,6 +17,10 @@ before the split, so existing inventories stay valid:
 ``options_timeout_ms``    default min(1000, options interval / 2): how long an OPTIONS probe
                           waits (the global tm fr_timer); keeps "taken out" within window + 1 s.
 ``log_level``             Kamailio ``debug`` level, default 2 (notice... errors).
+``secret_file``           absolute path, default /var/lib/kamailio-commsgw/secret.cfg: the SBC's own
+                          secret (dialog-name MAC key, ping relay token; ``kamailio.secret``), generated
+                          on the host. Never inside ``config_dir``: that directory is copied to backups and
+                          candidate trees and diffed.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.findings import Fi
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
     DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB,
     DEFAULT_TLS_SHARED_MEMORY_MB)
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.secret import DEFAULT_SECRET_FILE
 from ansible_collections.commsgw.routing.plugins.module_utils.settings_fields import abs_path, bool_field, int_fields
 
 _INT_RANGES: dict[str, tuple[int, int]] = {
@@ -38,7 +43,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "log_level": (-5, 3),
 }
 FIELDS = ("config_dir", "run_dir", "shared_memory_mb", "private_memory_mb", "udp_workers", "tcp_workers",
-          "allow_tls_on_unfixed_kamailio", "options_timeout_ms", "log_level")
+          "allow_tls_on_unfixed_kamailio", "options_timeout_ms", "log_level", "secret_file")
 
 
 def parse_kamailio_settings(raw: t.Mapping[str, t.Any], base: str, tls: bool, findings: Findings) -> dict[str, t.Any]:
@@ -55,4 +60,11 @@ def parse_kamailio_settings(raw: t.Mapping[str, t.Any], base: str, tls: bool, fi
     }
     int_fields(raw, base, _INT_RANGES, settings, findings)
     settings["allow_tls_on_unfixed_kamailio"] = bool_field(raw, "allow_tls_on_unfixed_kamailio", base, False, findings)
+    settings["secret_file"] = abs_path(raw.get("secret_file"), base + ".secret_file", DEFAULT_SECRET_FILE, findings)
+    config_dir = settings["config_dir"] or ""
+    if settings["secret_file"] and (settings["secret_file"] + "/").startswith(config_dir.rstrip("/") + "/"):
+        findings.error(base + ".secret_file", "lies inside config_dir %s" % config_dir,
+                       "a path outside the configuration directory (it is copied to backups and diffed), e.g. "
+                       + DEFAULT_SECRET_FILE, raw.get("secret_file"))
+        settings["secret_file"] = DEFAULT_SECRET_FILE
     return settings

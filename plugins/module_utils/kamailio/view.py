@@ -17,12 +17,19 @@ import typing as t
 from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import core_acl_view, e164_view
 from ansible_collections.commsgw.routing.plugins.module_utils.host_port import split_host_port
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import (
-    ACL_GROUP, DS_ALG_RELATIVE_WEIGHT, DS_FLAG_PROBING, KamailioViewError, acl_rows, dispatcher_sets,
-    mcp_dispatcher_sets, ping_relay_uri, sip_socket)
+    ACL_GROUP, DS_ALG_RELATIVE_WEIGHT, DS_FLAG_PROBING, RETIRED_GROUP, KamailioViewError, acl_rows, dispatcher_sets,
+    mcp_dispatcher_sets, ping_relay_uri, retired_acl_rows, sip_socket)
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.secret import DIALOG_KEY, PING_TOKEN
 
 MCP_HOLD_TABLE = "commsgw_mcp_hold"
 MCP_REJECT_REASON = "MCP Unavailable"
 TLS_DIALOG_PARAM = "cgwtls"
+# The MAC of a dialog's TLS name (HMAC-SHA256 over Call-ID and name with the SBC's secret key, base64url):
+# its first 22 characters (132 bits) are plenty against forgery and keep the Record-Route short.
+TLS_DIALOG_MAC_PARAM = "cgwmac"
+TLS_DIALOG_MAC_CHARS = 22
+# The From user of the dispatcher's pings: this prefix and the SBC's secret ping token.
+TLS_PING_USER_PREFIX = "cgwping-"
 TLS_VERDICT_TTL_S = 3700  # > tcp_connection_lifetime (3605 s) in kamailio.cfg.j2
 # tls_threads_mode (the cure for 5.6's OpenSSL 3 memory corruption) exists from 5.7.5 on.
 TLS_FIXED_VERSION = (5, 7, 5)
@@ -63,12 +70,15 @@ def has_tls_threads_mode(version: str) -> bool:
     return version_tuple(version) >= TLS_FIXED_VERSION
 
 
-def _emergency_regex(dial_strings: t.Sequence[str]) -> t.Optional[str]:
-    """R-URI user patterns of the plan's emergency dial strings (an optional leading + as well)."""
+def _emergency_regex(dial_strings: t.Sequence[str], country_code: t.Optional[str] = None) -> t.Optional[str]:
+    """R-URI user patterns of the plan's emergency dial strings (an optional leading + as well), checked
+    after number normalisation: with it, also "+<country code><dial string>", the national form of a
+    dial string once normalised (0112 -> +49112); the international one (00112) becomes +112."""
     cleaned = [s for s in dial_strings if s]
     if not cleaned:
         return None
-    return "^\\+?(%s)$" % "|".join(re.escape(s) for s in cleaned)
+    own_country = "(%s)?" % re.escape(country_code) if country_code else ""
+    return "^\\+?%s(%s)$" % (own_country, "|".join(re.escape(s) for s in cleaned))
 
 
 def _mcp_records(plan: t.Mapping[str, t.Any]) -> list[dict[str, t.Any]]:
@@ -193,8 +203,18 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
             "ping_relay": {"socket": sip_socket("udp", acg["address"], acg["port"]),
                            "uri": ping_relay_uri(acg_socket)},
             # The Record-Route parameter carrying a dialog's TLS name, so that its in-dialog requests keep
-            # it after a migration changed or removed the name of the peer's range.
+            # it after a migration changed or removed the name of the peer's range, and its MAC: only
+            # the SBC can mint it (kamailio/secret.py), so a forged name is never believed.
             "dialog_param": TLS_DIALOG_PARAM,
+            "dialog_mac_param": TLS_DIALOG_MAC_PARAM,
+            "dialog_mac_chars": TLS_DIALOG_MAC_CHARS,
+            # The secret file (import_file: absent, no name is believed and no ping relayed) and the
+            # names of its two values in the preprocessor.
+            "secret": {"file": settings["secret_file"], "dialog_key": DIALOG_KEY, "ping_token": PING_TOKEN},
+            "ping_from": "sip:%s%s@%s" % (TLS_PING_USER_PREFIX, PING_TOKEN, acg["address"]),
+            "ping_user": TLS_PING_USER_PREFIX + PING_TOKEN,
+            # R-23: ranges the plan retired (acl.retired), admitted in-dialog until their time is up.
+            "retired_group": RETIRED_GROUP,
             # Verdicts outlive no connection for long: tcp_connection_lifetime plus a margin.
             "verdict_ttl_s": TLS_VERDICT_TTL_S,
             "verify_hostname": bool((settings["tls"] or {}).get("verify_hostname", True)),
@@ -220,6 +240,9 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
             "uri": "sip:%s:%d;transport=%s" % (
                 settings["core_next_hop"]["host"], settings["core_next_hop"]["port"], core["transport"]),
             "socket": core_socket,
+            # In-dialog requests from ACG may go here (or to a core source), nowhere else.
+            "host": str(settings["core_next_hop"]["host"]).lower(),
+            "host_is_name": not re.match(r"^[0-9.]+\Z", str(settings["core_next_hop"]["host"])),
         },
         "paths": {
             "config_dir": config_dir,
@@ -262,13 +285,16 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
             "local_send_failure_code": LOCAL_SEND_FAILURE_CODE,
             "after_provisional_timeout": bool(retry["retry_after_provisional_timeout"]),
         },
-        "acl": {"group": ACL_GROUP, "rows": acl_rows(plan), "action": settings["acl_action"]},
+        "acl": {"group": ACL_GROUP, "rows": acl_rows(plan), "action": settings["acl_action"],
+                # Only TLS dialogs carry names a retired range's peer can be admitted for.
+                "retired_rows": retired_acl_rows(plan) if tls else []},
         # Core-side source ACL (group 2 of address.list) and R-26 E.164 enforcement: core_policy.py.
         "core_acl": core_acl_view(settings, (plan.get("mcp") or {}).get("continue_next_hop")),
         "e164": e164_view(settings),
         "emergency": {
             "dial_strings": list(plan["emergency"]["dial_strings"]),
-            "regex": _emergency_regex(plan["emergency"]["dial_strings"]),
+            "regex": _emergency_regex(plan["emergency"]["dial_strings"],
+                                      (settings.get("number_normalisation") or {}).get("country_code")),
             "route_to_acg": bool(plan["emergency"]["route_to_acg"]),
             "reply_code": settings["emergency_reply_code"],
         },

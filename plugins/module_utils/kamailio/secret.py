@@ -1,0 +1,162 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The SBC's own secret (issue 21): the key of its dialog-name MACs and the token of its ping relay.
+
+What only this Kamailio may know, so that nobody else can mint what it trusts:
+
+* ``COMMSGW_DIALOG_KEY``: the HMAC-SHA256 key of the ``cgwmac`` the SBC adds next to a dialog's TLS
+  name in its Record-Route (``cgwtls``). A name comes back in a Route from the peer; it is believed
+  only with the MAC the SBC itself computed over the Call-ID and the name (docs/kamailio-tls.md).
+* ``COMMSGW_PING_TOKEN``: the user part of the From of the dispatcher's OPTIONS pings; the ping
+  relay socket relays only OPTIONS carrying it (any local user can bind the ACG-facing address).
+
+The file is a Kamailio preprocessor fragment, read by kamailio.cfg with ``import_file``::
+
+    #!substdef "!COMMSGW_DIALOG_KEY!<64 hex digits>!"
+    #!substdef "!COMMSGW_PING_TOKEN!<32 hex digits>!"
+
+It is generated on the SBC host by ``commsgw.routing.kamailio_secret`` (never on the controller, never
+in a rendered file, a diff or a backup), kept across restarts and pushes (dialogs outlive both) and
+readable only by root and Kamailio's user (owner, mode 0400, in a root-owned directory outside the
+configuration directory). ``import_file`` tolerates a missing file: a configuration rendered offline
+still starts, and without the key it believes no dialog name and relays no ping.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import os
+import re
+import secrets
+import stat
+import typing as t
+
+DEFAULT_SECRET_FILE = "/var/lib/kamailio-commsgw/secret.cfg"
+DIALOG_KEY = "COMMSGW_DIALOG_KEY"
+PING_TOKEN = "COMMSGW_PING_TOKEN"
+FILE_MODE = 0o400
+DIR_MODE = 0o711  # Kamailio's user may open the file by its path, nobody may list or change the directory
+_MAX_BYTES = 4096
+_TEXT_RE = re.compile(r"\A# commsgw\.routing: [^\n]*\n#!substdef \"!%s![0-9a-f]{64}!\"\n#!substdef \"!%s![0-9a-f]{32}!\"\n\Z"
+                      % (DIALOG_KEY, PING_TOKEN))
+
+
+class SecretError(Exception):
+    """The secret file or its directory is not what root may trust; the message says what and where."""
+
+
+@dataclasses.dataclass
+class SecretResult:
+    changed: bool
+    created: bool
+    fixed: list[str]
+
+
+def new_secret_text() -> str:
+    """A fresh secret file body (256-bit dialog key, 128-bit ping token from the OS's CSPRNG)."""
+    return ("# commsgw.routing: this SBC's own secret, generated here; never copy it (docs/kamailio-tls.md)\n"
+            "#!substdef \"!%s!%s!\"\n#!substdef \"!%s!%s!\"\n"
+            % (DIALOG_KEY, secrets.token_hex(32), PING_TOKEN, secrets.token_hex(16)))
+
+
+def is_secret_text(text: str) -> bool:
+    return bool(_TEXT_RE.match(text))
+
+
+def ensure_secret(path: str, uid: int, check_mode: bool = False) -> SecretResult:
+    """Make ``path`` a valid secret file owned by ``uid`` (group root, mode 0400) in a root-owned
+    directory; an existing valid secret is kept as it is (its dialogs stay verifiable).
+
+    Root acts only through descriptors: the directory is opened without following a symlink and must
+    be root's and writable by nobody else; the file is opened with O_NOFOLLOW and fixed with
+    fchown/fchmod; a new or broken one is written to a temporary name and renamed into place."""
+    if not os.path.isabs(path) or path.endswith("/"):
+        raise SecretError("%s: not an absolute file path" % path)
+    directory, name = os.path.split(path)
+    dir_fd = _open_dir(directory, check_mode)
+    if dir_fd is None:  # check mode: the directory would be created, and the file in it
+        return SecretResult(changed=True, created=True, fixed=[])
+    try:
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+        except FileNotFoundError:
+            if not check_mode:
+                _write_new(dir_fd, name, uid)
+            return SecretResult(changed=True, created=True, fixed=[])
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise SecretError("%s is a symlink; remove it (the secret is never read through a link)" % path)
+            raise SecretError("%s: %s" % (path, exc.strerror)) from exc
+        try:
+            fixed = _check_open_file(fd, path, uid)
+            if "content" in fixed:
+                if not check_mode:
+                    _write_new(dir_fd, name, uid)
+                return SecretResult(changed=True, created=False, fixed=fixed)
+            if fixed and not check_mode:
+                os.fchown(fd, uid, 0)
+                os.fchmod(fd, FILE_MODE)
+            return SecretResult(changed=bool(fixed), created=False, fixed=fixed)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _open_dir(directory: str, check_mode: bool) -> t.Optional[int]:
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(directory, flags)
+    except FileNotFoundError:
+        if check_mode:
+            return None
+        os.mkdir(directory, DIR_MODE)  # the parent (e.g. /var/lib) is root's own
+        fd = os.open(directory, flags)
+        os.fchown(fd, 0, 0)
+        os.fchmod(fd, DIR_MODE)
+    except OSError as exc:
+        raise SecretError("%s: not a directory root may use (%s)" % (directory, exc.strerror)) from exc
+    info = os.fstat(fd)
+    if info.st_uid != 0 or info.st_mode & 0o022:
+        os.close(fd)
+        raise SecretError("%s must belong to root and be writable by root only (owner uid %d, mode %04o): another "
+                          "user could replace the secret" % (directory, info.st_uid, stat.S_IMODE(info.st_mode)))
+    return fd
+
+
+def _check_open_file(fd: int, path: str, uid: int) -> list[str]:
+    """What is wrong with the open secret file: ``content`` (not a valid secret, or linked elsewhere),
+    ``owner``, ``mode``; raises SecretError when it is not a regular file at all."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise SecretError("%s is not a regular file" % path)
+    data = os.read(fd, _MAX_BYTES + 1)
+    text = data.decode("ascii", "replace")
+    fixed = []
+    if info.st_nlink != 1 or len(data) > _MAX_BYTES or not is_secret_text(text):
+        fixed.append("content")
+    if info.st_uid != uid or info.st_gid != 0:
+        fixed.append("owner")
+    if stat.S_IMODE(info.st_mode) != FILE_MODE:
+        fixed.append("mode")
+    return fixed
+
+
+def _write_new(dir_fd: int, name: str, uid: int) -> None:
+    """A new secret under ``name``, written to a temporary file first and renamed over it."""
+    tmp = ".%s.%s" % (name, secrets.token_hex(6))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    try:
+        os.fchown(fd, uid, 0)
+        os.fchmod(fd, FILE_MODE)
+        os.write(fd, new_secret_text().encode("ascii"))
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    os.close(fd)
+    os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    os.fsync(dir_fd)
