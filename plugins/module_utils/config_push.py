@@ -63,7 +63,6 @@ def install(target: Target, new: t.Mapping[str, bytes], changed: t.Sequence[str]
     """Back up every file of ``new`` as it is now, then swap in the ``changed`` ones. Returns ``backup`` (its
     path), ``backups_removed`` (beyond ``keep``), ``backups_imported`` and ``pending``. Raises SwapError,
     push_state.BackupError or OSError with nothing changed (or, SwapError.restored False, saying what is not)."""
-    os.makedirs(target.config_dir, exist_ok=True)
     config_fd = os.open(target.config_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     state_fd = push_state.open_state_dir(target.state_dir)
     try:

@@ -66,10 +66,6 @@ def _subdir(parent: int, name: str, create: bool) -> t.Optional[int]:
     return os.open(name, _DIR_FLAGS, dir_fd=parent)
 
 
-def _fsync_dir(fd: int) -> None:
-    os.fsync(fd)
-
-
 def _names(fd: int) -> list[str]:
     return sorted(os.listdir(fd))
 
@@ -113,10 +109,13 @@ def write_backup(state_fd: int, stamp: str, files: t.Mapping[str, bytes], absent
             for name, data in files.items():
                 write_new(backup, name, data)
             write_new(backup, ABSENT, "".join(n + "\n" for n in absent).encode())
-            _fsync_dir(backup)
+            os.fsync(backup)
+        except BaseException:
+            _remove_flat(backups, stamp)  # no half backup for a later rollback to find
+            raise
         finally:
             os.close(backup)
-        _fsync_dir(backups)
+        os.fsync(backups)
     finally:
         os.close(backups)
 
@@ -210,7 +209,10 @@ def import_old_backups(config_fd: int, config_dir: str, state_fd: int,
         return imported, skipped
     if not _root_only_dir(info):
         skipped.append("%s: not a directory only root may write; none of it was taken over" % old_path)
-        os.unlink(OLD_BACKUPS, dir_fd=config_fd) if stat.S_ISLNK(info.st_mode) else shutil.rmtree(old_path)
+        if stat.S_ISDIR(info.st_mode):
+            shutil.rmtree(old_path)  # removes what is in it, never following a symlink
+        else:
+            os.unlink(OLD_BACKUPS, dir_fd=config_fd)
         return imported, skipped
     old = os.open(OLD_BACKUPS, _DIR_FLAGS, dir_fd=config_fd)
     try:
@@ -272,7 +274,7 @@ def _write_pending(state_fd: int, pending: t.Optional[t.Mapping[str, t.Any]]) ->
             pass
         write_new(state_fd, temp, (json.dumps(pending, sort_keys=True) + "\n").encode())
         os.rename(temp, PENDING, src_dir_fd=state_fd, dst_dir_fd=state_fd)
-    _fsync_dir(state_fd)
+    os.fsync(state_fd)
 
 
 def note_pending(state_fd: int, restart: bool, reload: t.Sequence[str], files: t.Sequence[str],
@@ -280,8 +282,8 @@ def note_pending(state_fd: int, restart: bool, reload: t.Sequence[str], files: t
     """Add what the files just swapped need to what was pending (a restart covers every reload)."""
     before = read_pending(state_fd) or {"restart": False, "reload": [], "files": []}
     restart = restart or before["restart"]
-    pending = {"restart": restart, "reload": [] if restart else before["reload"] + [m for m in reload
-                                                                                   if m not in before["reload"]],
+    reloads = [] if restart else before["reload"] + [m for m in reload if m not in before["reload"]]
+    pending = {"restart": restart, "reload": reloads,
                "files": sorted(set(before["files"]) | set(files)), "since": time.time() if now is None else now}
     _write_pending(state_fd, pending)
     return pending
@@ -308,12 +310,16 @@ def outstanding(pending: t.Optional[dict[str, t.Any]], started_at: t.Optional[fl
 
 def process_started_at(pid_file: str, name: bytes = b"kamailio") -> t.Optional[float]:
     """When the process of ``pid_file`` started (epoch seconds, never later than the truth); None when it
-    does not run or is not ``name``."""
+    does not run or its program is not ``name``."""
     try:
-        with open(pid_file, encoding="ascii") as handle:
-            pid = int(handle.read().strip())
+        # Kamailio's own directory: no symlink followed, no FIFO waited on.
+        run_dir = os.open(os.path.dirname(pid_file) or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            pid = int((read_file(run_dir, os.path.basename(pid_file)) or b"").strip()[:20])
+        finally:
+            os.close(run_dir)
         with open("/proc/%d/cmdline" % pid, "rb") as handle:
-            if name not in handle.read():
+            if not os.path.basename(handle.read().split(b"\0")[0]).startswith(name):
                 return None
         with open("/proc/%d/stat" % pid, encoding="ascii", errors="replace") as handle:
             ticks = int(handle.read().rsplit(")", 1)[1].split()[19])
@@ -322,4 +328,3 @@ def process_started_at(pid_file: str, name: bytes = b"kamailio") -> t.Optional[f
     except (OSError, ValueError, IndexError, StopIteration):
         return None
     return boot + ticks / os.sysconf("SC_CLK_TCK")
-

@@ -268,8 +268,8 @@ def _add_pending(module, result, state_dir):
     if left:
         result["restart_required"] = result["restart_required"] or left["restart"]
         wanted = set(result["reload"]) | set(left["reload"])
-        result["reload"] = [] if result["restart_required"] else [RELOADS[n] for n in sorted(RELOADS)
-                                                                   if RELOADS[n] in wanted]
+        ordered = [RELOADS[name] for name in sorted(RELOADS) if RELOADS[name] in wanted]
+        result["reload"] = [] if result["restart_required"] else ordered
 
 
 def _present(module, result, state_dir):
@@ -303,6 +303,7 @@ def _present(module, result, state_dir):
     if not changed or module.check_mode:
         return
     with push_step(state_dir, params["lease"], "the push of %s" % config_dir):
+        os.makedirs(config_dir, exist_ok=True)
         if params["test_start"]:
             _candidate(module, result)
         result.update(install(_target(module, result, state_dir), new, changed, params["keep_backups"], module.warn))

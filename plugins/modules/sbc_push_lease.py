@@ -128,12 +128,12 @@ def main():
     state_dir = params["state_dir"] or state_dir_for(params["config_dir"])
     run_id = params["run_id"] or uuid.uuid4().hex
     result = {"changed": False, "run_id": run_id, "renewed": False, "lease": None, "path": lease_path(state_dir)}
+    if module.check_mode:  # (a check run on a new host has not created the refresher's group)
+        module.exit_json(**result)
     try:
         gid = grp.getgrnam(params["group"]).gr_gid if params["group"] else None
     except KeyError:
         module.fail_json(msg="group: no group %r on this host" % params["group"], **result)
-    if module.check_mode:
-        module.exit_json(**result)
     try:
         if params["state"] == "acquired":
             result["lease"], result["renewed"] = acquire(state_dir, run_id, params["ttl_s"], params["wait_s"],

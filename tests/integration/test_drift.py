@@ -158,8 +158,9 @@ def _cut_off_push(sbc: Sbc) -> subprocess.CompletedProcess[str]:
          "tasks": [{"name": "Plan", "ansible.builtin.include_tasks": str(ROOT / "playbooks" / "tasks" / "plan.yml"),
                     "vars": {"commsgw_require_sbc_settings": True}}]},
         {"name": "Push, cut off before the restart", "hosts": "all", "gather_facts": False, "tasks": [
-            {"name": "Render", "ansible.builtin.include_role": {"name": "commsgw.routing.kamailio",
-                                                               "tasks_from": "render", "public": True},
+            {"name": "Render",
+             "ansible.builtin.include_role": {"name": "commsgw.routing.kamailio", "tasks_from": "render",
+                                              "public": True},
              "vars": {"commsgw_sbc_plan": "{{ hostvars['localhost'].commsgw_plans.host_plans[inventory_hostname] }}"}},
             {"name": "Install", "commsgw.routing.kamailio_config": {
                 "files": "{{ kamailio_files }}", "config_dir": "{{ kamailio_config_dir }}",
