@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import sys
 import typing as t
 from pathlib import Path
@@ -105,3 +106,21 @@ def _temp_dirs_searchable(tmp_path_factory: pytest.TempPathFactory) -> None:
 
     # tmp_path and every module fixture's mktemp go through the factory's mktemp.
     tmp_path_factory.mktemp = mktemp  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _push_state_removed(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[None]:
+    """kamailio_config and kamailio_service keep an SBC's push state (backups, pending restart, lease) in
+    /var/lib/commsgw-routing/<config dir escaped>, root's and outside the config dir; the SBCs of a test run
+    live under its base temp dir, so their state goes with the run."""
+    yield
+    from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import STATE_BASE, state_dir_for
+
+    prefix = os.path.basename(state_dir_for(str(tmp_path_factory.getbasetemp())))
+    for name in os.listdir(STATE_BASE) if os.path.isdir(STATE_BASE) else []:
+        if name.startswith(prefix + "-") or name.startswith(prefix + ".") or name == prefix:
+            path = os.path.join(STATE_BASE, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)

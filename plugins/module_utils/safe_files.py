@@ -11,10 +11,15 @@
   its predictable name. Standard library only: it is shipped to SBC hosts with the refresher.
 * ``owned_directory``: a directory a daemon works in (Kamailio's work dir) is created private, or, when
   it exists, accepted only if it is a real directory (no symlink) owned by root or by that daemon's user.
+* ``open_root_directory``: a directory only root may change (the push state: backups, the pending restart,
+  the push lease), opened as a file descriptor by walking from ``/`` without following a symlink, every
+  directory on the way owned by root and writable by nobody else (or sticky, as /tmp). Everything in it
+  is then reached relative to that descriptor, never again by path.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -115,6 +120,70 @@ def owned_directory(path: str, what: str, uid: int = -1, gid: int = -1, mode: in
                               "created it first; remove it or choose another %s" % (
                                   what, path, info.st_uid, _owner_text(uid), what))
     return False
+
+
+def open_root_directory(path: str, what: str, mode: int = 0o700, create: bool = True) -> t.Optional[int]:
+    """A descriptor of directory ``path`` that no user but root (the caller) can change; None when it is
+    missing and ``create`` is False.
+
+    Walks from ``/`` one name at a time with O_NOFOLLOW: a symlink anywhere, a directory owned by another
+    user, or one another user may write (group/other write without the sticky bit) raises UnsafePathError
+    naming it and ``what``. Missing directories are created (0755 on the way, ``mode`` at the end) and the
+    last one is given ``mode`` (through its descriptor) when it differs.
+    """
+    if not os.path.isabs(path):
+        raise UnsafePathError("%s %r is not an absolute path" % (what, path))
+    names = [name for name in os.path.normpath(path).split("/") if name]
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for index, name in enumerate(names):
+            last = index == len(names) - 1
+            child = _open_child_directory(fd, name, "/" + "/".join(names[:index + 1]), what,
+                                          (mode if last else 0o755) if create else None)
+            os.close(fd)
+            fd = child
+            if fd is None:
+                return None
+            _check_root_only(os.fstat(fd), "/" + "/".join(names[:index + 1]), what, last)
+        if names and stat.S_IMODE(os.fstat(fd).st_mode) != mode:
+            os.fchmod(fd, mode)
+        return fd
+    except BaseException:
+        if fd is not None:
+            os.close(fd)
+        raise
+
+
+def _open_child_directory(parent: int, name: str, shown: str, what: str,
+                          create_mode: t.Optional[int]) -> t.Optional[int]:
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(name, flags, dir_fd=parent)
+    except FileNotFoundError:
+        if create_mode is None:
+            return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise UnsafePathError("%s: %s is a symlink or not a directory; expected a real directory owned by root"
+                                  % (what, shown))
+        raise
+    try:
+        os.mkdir(name, 0o700, dir_fd=parent)
+    except FileExistsError:  # someone else was first: checked like any existing directory
+        return _open_child_directory(parent, name, shown, what, None)
+    child = os.open(name, flags, dir_fd=parent)
+    os.fchmod(child, create_mode)  # exactly, whatever the umask
+    return child
+
+
+def _check_root_only(info: os.stat_result, shown: str, what: str, last: bool) -> None:
+    if info.st_uid not in (0, os.geteuid()):
+        raise UnsafePathError("%s: %s belongs to uid %d, expected root: another local user could change what "
+                              "is in it" % (what, shown, info.st_uid))
+    writable = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if writable and (last or not info.st_mode & stat.S_ISVTX):
+        raise UnsafePathError("%s: %s is writable by group or others (mode %04o); expected root's alone"
+                              % (what, shown, stat.S_IMODE(info.st_mode)))
 
 
 def _trusted(uid: int) -> t.Set[int]:

@@ -18,6 +18,9 @@ A state (every key present; ``None`` where a platform cannot say)::
     files:    {file name: sha256 hex or None}    # read-back only
     runtime:  {source, regions, acl, peers: [{set_id, uri, address, port, transport, state, probing}], errors}
               or None                            # read-back only: the live view of the running SBC
+    pending:  {restart, reload: [commands], files: [names], since: epoch seconds}, {error} or None
+                                                 # read-back only: deployed files the running SBC has not
+                                                 # taken yet (a push cut off before its restart or reload)
 
 Standard library only.
 """
@@ -27,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import re
+import time
 import typing as t
 
 WeightScale = t.Callable[[t.Sequence[int]], t.List[int]]
@@ -232,6 +236,14 @@ def compare(plan: t.Mapping[str, t.Any], state: t.Optional[t.Mapping[str, t.Any]
     _regions(drift, "files", plan, want["regions"], state["regions"])
     _acl(drift, "files", want["acl"], state["acl"])
     _mcp(drift, "files", plan, want["mcp"], state.get("mcp") or {})
+    pending = state.get("pending")
+    if pending and pending.get("error"):
+        drift.add("runtime", "", "pending", pending["error"], "readable", "push state")
+    elif pending:
+        what = "restart pending" if pending["restart"] else "reload pending (%s)" % ", ".join(pending["reload"])
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(pending["since"]))
+        drift.add("runtime", "", "pending", "files %s changed %s" % (", ".join(pending["files"]) or "?", since),
+                  "applied", what)
     runtime = state.get("runtime")
     if runtime is not None:
         for error in runtime.get("errors") or []:

@@ -17,23 +17,30 @@ description:
   - The candidate tree is the whole future O(config_dir) (subdirectories such as C(tls/), symlinks,
     owners and modes kept) with the changed files in place, and the candidate runs as O(run_as_user), the
     user the live Kamailio runs as, so a file that user cannot read fails here and not at the swap.
-  - Only then the current files are copied to a time-stamped backup directory and each changed file
-    is replaced atomically. The result says what the running Kamailio needs, either a restart
-    (RV(restart_required), when anything but the peer list or the address list changed) or run-time
-    reloads (RV(reload), C(dispatcher.reload) for C(dispatcher.list), C(permissions.addressReload) for
-    C(address.list)). The module never restarts or reloads anything itself.
-  - With O(state=restored) the files of O(backup) are put back (files that did not exist before the
-    push are removed), which is how a push that failed to come up is rolled back.
+  - Only then, under the SBC's push lease (O(lease)), the current files are copied to a time-stamped backup in
+    the SBC's root-only state directory (O(state_dir)) and every changed file is staged and fsynced next to
+    its name before the first one is renamed into place; any error before the end puts the previous files
+    back byte for byte, and a filesystem without room for the new files is refused before anything changes.
+    The result says what the running Kamailio needs, either a restart (RV(restart_required), when anything but
+    the peer list or the address list changed) or run-time reloads (RV(reload), C(dispatcher.reload) for
+    C(dispatcher.list), C(permissions.addressReload) for C(address.list)). The module never restarts or
+    reloads anything itself; it notes what is needed in the state directory before the first rename, and
+    kamailio_service clears it once done, so a run cut off in between (RV(pending)) is completed by the next.
+  - With O(state=restored) the files of O(backup) are put back the same way (files that did not exist before
+    the push are removed), which is how a push that failed to come up is rolled back. A backup that names
+    anything but a file this module manages, as a plain name, is refused before anything changes.
   - Check mode reports what would change without writing or starting anything; diff mode shows
     each changed file.
-  - Files are replaced through Ansible's own file handling (C(atomic_move)); O(mode), O(owner), O(group)
-    and the other file arguments apply to every written file and are corrected on unchanged ones.
+  - Staged files get O(mode), O(owner), O(group) and the other file arguments through Ansible's own file
+    handling before they go live, and unchanged files are corrected in place.
 author: commsgw.routing contributors (@commsgw)
 requirements:
   - util-linux (unshare), iproute2 (ip), root privileges for the candidate start
 options:
   files:
-    description: File name (relative to O(config_dir), no directories) to content.
+    description:
+      - File name (relative to O(config_dir), no directories) to content. Only the files the collection renders -
+        C(kamailio.cfg), C(tls.cfg), C(dispatcher.list), C(address.list), C(commsgw-srv.json).
     type: dict
     default: {}
   config_dir:
@@ -47,9 +54,6 @@ options:
     default: present
   backup:
     description: A backup directory returned earlier in RV(backup). Required with O(state=restored).
-    type: path
-  backup_dir:
-    description: Where backups are kept. Defaults to C(<config_dir>/.commsgw-backups).
     type: path
   keep_backups:
     description:
@@ -87,6 +91,8 @@ options:
 extends_documentation_fragment:
   - ansible.builtin.files
   - commsgw.routing.kamailio
+  - commsgw.routing.push_state
+  - commsgw.routing.push_state.lease
   - commsgw.routing.kamailio.run_dir
 attributes:
   check_mode:
@@ -110,6 +116,7 @@ EXAMPLES = r"""
     config_dir: /etc/kamailio
     state: restored
     backup: "{{ kamailio_push.backup }}"
+    lease: "{{ push_lease.run_id }}"
 """
 
 RETURN = r"""
@@ -131,21 +138,36 @@ attributes_fixed:
   type: list
   elements: str
 restart_required:
-  description: True when a file other than dispatcher.list, address.list or commsgw-srv.json changed.
+  description:
+    - True when a file other than dispatcher.list, address.list or commsgw-srv.json changed, or an earlier run's
+      restart is still pending (RV(pending)).
   returned: always
   type: bool
 reload:
-  description: jsonrpc methods that apply the changed files at run time when no restart is required.
+  description: jsonrpc methods that apply the changed (or still pending) files at run time when no restart is required.
   returned: always
   type: list
   elements: str
   sample: [dispatcher.reload]
+pending:
+  description:
+    - What the running Kamailio still has to do to run the deployed files (C(restart), C(reload), C(files),
+      C(since)) - left by an earlier run that was cut off between its file swap and its restart or reload, unless
+      Kamailio has restarted since. Null when nothing is pending.
+  returned: always
+  type: dict
 backup:
   description: Backup directory of the files replaced by this run (empty when nothing was written).
   returned: always
   type: str
+  sample: /var/lib/commsgw-routing/etc-kamailio/backups/20261130T100012.401233Z
 backups_removed:
   description: Older backups removed to keep O(keep_backups) (names in the backup directory).
+  returned: when files were written
+  type: list
+  elements: str
+backups_imported:
+  description: Backups of an older release taken over from C(<config_dir>/.commsgw-backups), which is then removed.
   returned: when files were written
   type: list
   elements: str
@@ -155,64 +177,102 @@ candidate:
   type: dict
 """
 
-import datetime
+
+import hashlib
 import os
-import shutil
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.candidate import try_candidate
+from ansible_collections.commsgw.routing.plugins.module_utils.config_push import Target, install, pending, restore
+from ansible_collections.commsgw.routing.plugins.module_utils.config_swap import SwapError, read_file
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.candidate import try_candidate_tree
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
     DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB)
-from ansible_collections.commsgw.routing.plugins.module_utils.module_files import install_text, prune_backups
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback import sha256_text
+from ansible_collections.commsgw.routing.plugins.module_utils import push_state
+from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import LeaseBusy, push_step, state_dir_for
+from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import UnsafePathError
 
-# Files whose change the running Kamailio can take without a restart, and how.
-RELOADS = {"dispatcher.list": "dispatcher.reload", "address.list": "permissions.addressReload"}
+# Files whose change the running Kamailio can take without a restart, and how (address.list first: the
+# ACL admits new peers before they are used).
+RELOADS = {"address.list": "permissions.addressReload", "dispatcher.list": "dispatcher.reload"}
 # Read by the SRV refresher on each run; Kamailio itself never reads it.
 PASSIVE = ("commsgw-srv.json",)
+# Every file the collection renders (commsgw.routing.kamailio_files); a push or a backup naming another is refused.
+MANAGED_FILES = ("kamailio.cfg", "tls.cfg", "dispatcher.list", "address.list", "commsgw-srv.json")
+# Errors that end a push or restore cleanly, with what happened to the files in the message.
+PUSH_ERRORS = (LeaseBusy, UnsafePathError, push_state.BackupError, SwapError, OSError)
 
 
-def _read(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
+def _sha256(data):
+    return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _file_args(module, path):
-    return module.load_file_common_arguments(module.params, path=path)
+def _text(data):
+    return "" if data is None else data.decode("utf-8", "replace")
 
 
 def _set_attributes(module, path):
     """Gives ``path`` the task's mode, owner, group (and SELinux/attributes) through Ansible's own file
     handling; True when any differed (in check mode: would differ, nothing changed)."""
-    return module.set_fs_attributes_if_different(_file_args(module, path), False)
+    return module.set_fs_attributes_if_different(module.load_file_common_arguments(module.params, path=path), False)
 
 
-def _write_atomic(path, content, module):
-    install_text(module, path, content, _file_args(module, path))
+def _needs(names):
+    """(restart, reloads) the running Kamailio needs to take ``names``."""
+    restart = any(name not in RELOADS and name not in PASSIVE for name in names)
+    return restart, [] if restart else [RELOADS[n] for n in sorted(RELOADS) if n in names]
 
 
-def _mirror_tree(source, dest):
-    """Copy the live tree into ``dest``: subdirectories, symlinks as links, modes and owners.
-
-    The candidate sees exactly what the live Kamailio will see after the swap (certificates in
-    tls/, included files, links), owned as they are, since it runs as the live user.
-    """
-    def ignore(directory, names):
-        return [n for n in names if n.startswith(".commsgw")] if directory == source else []
-    shutil.copytree(source, dest, symlinks=True, ignore=ignore, dirs_exist_ok=True)
-    for root, dirs, names in os.walk(dest):
-        for name in [""] + dirs + names:
-            copy = os.path.join(root, name) if name else root
-            info = os.lstat(os.path.join(source, os.path.relpath(copy, dest)))
-            os.lchown(copy, info.st_uid, info.st_gid)
-    shutil.copystat(source, dest)
+def _exists(dir_fd, name):
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        return True
+    except FileNotFoundError:
+        return False
 
 
-def _present(module, result):
+def _open_dir(path):
+    """A descriptor of the configuration directory (None when it does not exist yet)."""
+    try:
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+
+
+def _candidate(module, result):
+    """Start the whole future tree for real (unchanged files too, since the cfg includes them); fail if it does not serve."""
+    params = module.params
+    try:
+        outcome = try_candidate_tree(params["config_dir"], params["files"], lambda path: _set_attributes(module, path),
+                                     binary=params["binary"], run_dir=params["run_dir"],
+                                     timeout_s=params["start_timeout"], shm_mb=params["shared_memory_mb"],
+                                     pkg_mb=params["private_memory_mb"], user=params["run_as_user"] or None)
+    except OSError as exc:
+        result["changed"] = False
+        module.fail_json(msg="the candidate configuration could not be prepared (%s); nothing was installed" % exc,
+                         **result)
+    result["candidate"] = {"ok": outcome.ok, "seconds": outcome.seconds, "detail": outcome.detail, "log": outcome.log}
+    if not outcome.ok:
+        result["changed"] = False
+        module.fail_json(msg="the candidate configuration did not start (%s); nothing was installed. "
+                             "Kamailio said:\n%s" % (outcome.detail, outcome.log[-2000:]), **result)
+
+
+def _target(module, result, state_dir):
+    return Target(module.params["config_dir"], state_dir, MANAGED_FILES, lambda path: _set_attributes(module, path),
+                  result["restart_required"], result["reload"])
+
+
+def _add_pending(module, result, state_dir):
+    """Adds what an earlier run left pending (unless Kamailio restarted since) to what this run needs."""
+    result["pending"] = left = pending(state_dir, os.path.join(module.params["run_dir"], "kamailio.pid"))
+    if left:
+        result["restart_required"] = result["restart_required"] or left["restart"]
+        wanted = set(result["reload"]) | set(left["reload"])
+        ordered = [RELOADS[name] for name in sorted(RELOADS) if RELOADS[name] in wanted]
+        result["reload"] = [] if result["restart_required"] else ordered
+
+
+def _present(module, result, state_dir):
     params = module.params
     config_dir = params["config_dir"]
     files = params["files"]
@@ -220,100 +280,62 @@ def _present(module, result):
         module.fail_json(msg="keep_backups must be 0 or more (the backup of this run is always kept), got %d"
                              % params["keep_backups"])
     for name in files:
-        if not name or "/" in name or name in (".", ".."):
-            module.fail_json(msg="file names must be plain names inside config_dir, got %r" % name)
-    current = {name: _read(os.path.join(config_dir, name)) for name in files}
-    changed = sorted(name for name, content in files.items() if current[name] != content)
+        if name not in MANAGED_FILES:
+            module.fail_json(msg="files: %r is not a file this module manages (plain names only: %s)"
+                                 % (name, ", ".join(MANAGED_FILES)))
+    new = {name: content.encode("utf-8") for name, content in files.items()}
+    config_fd = _open_dir(config_dir)
+    current = {name: read_file(config_fd, name) if config_fd is not None else None for name in files}
+    if config_fd is not None:
+        os.close(config_fd)
+    changed = sorted(name for name in files if current[name] != new[name])
     result["changed_files"] = changed
     # Unchanged content, wrong mode or owner (e.g. written by an older version): corrected in place.
-    fix = sorted(name for name in files if name not in changed
-                 and _set_attributes(module, os.path.join(config_dir, name)))
-    result["attributes_fixed"] = fix
-    if fix:
-        result["changed"] = True
-    result["restart_required"] = any(name not in RELOADS and name not in PASSIVE for name in changed)
-    result["reload"] = [] if result["restart_required"] else [RELOADS[n] for n in changed if n in RELOADS]
-    result["sha256"] = {n: {"before": sha256_text(current[n]), "after": sha256_text(files[n])} for n in changed}
+    result["attributes_fixed"] = fix = sorted(name for name in files if name not in changed
+                                              and _set_attributes(module, os.path.join(config_dir, name)))
+    result["changed"] = bool(fix or changed)
+    result["restart_required"], result["reload"] = _needs(changed)
+    result["sha256"] = {n: {"before": _sha256(current[n]), "after": _sha256(new[n])} for n in changed}
     if module._diff:
         result["diff"] = [{"before_header": os.path.join(config_dir, n), "after_header": os.path.join(config_dir, n),
-                           "before": current[n] or "", "after": files[n]} for n in changed]
-    if not changed:
+                           "before": _text(current[n]), "after": files[n]} for n in changed]
+    _add_pending(module, result, state_dir)
+    if not changed or module.check_mode:
         return
-    result["changed"] = True
-    if module.check_mode:
-        return
-    os.makedirs(config_dir, exist_ok=True)
-    if params["test_start"]:
-        # The candidate is the whole future tree: unchanged files too, since the cfg includes them.
-        # A private parent (0700): the tree may hold the private key; only its mount point is seen.
-        parent = tempfile.mkdtemp(prefix="commsgw-staging-")
-        staging = os.path.join(parent, "config")
-        try:
-            _mirror_tree(config_dir, staging)
-            for name, content in files.items():
-                path = os.path.join(staging, name)
-                if os.path.lexists(path):
-                    os.unlink(path)
-                with open(path, "w", encoding="utf-8") as handle:
-                    handle.write(content)
-                _set_attributes(module, path)
-            outcome = try_candidate(staging, config_dir, binary=params["binary"], run_dir=params["run_dir"],
-                                    timeout_s=params["start_timeout"], shm_mb=params["shared_memory_mb"],
-                                    pkg_mb=params["private_memory_mb"], user=params["run_as_user"] or None)
-        finally:
-            shutil.rmtree(parent, ignore_errors=True)
-        result["candidate"] = {"ok": outcome.ok, "seconds": outcome.seconds, "detail": outcome.detail,
-                               "log": outcome.log}
-        if not outcome.ok:
-            result["changed"] = False
-            module.fail_json(msg="the candidate configuration did not start (%s); nothing was installed. "
-                                 "Kamailio said:\n%s" % (outcome.detail, outcome.log[-2000:]), **result)
-    backup_dir = params["backup_dir"] or os.path.join(config_dir, ".commsgw-backups")
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
-    backup = os.path.join(backup_dir, stamp)
-    os.makedirs(backup, mode=0o700)
-    absent = []
-    for name in files:
-        source = os.path.join(config_dir, name)
-        if os.path.exists(source):
-            shutil.copy2(source, os.path.join(backup, name))
-        else:
-            absent.append(name)
-    # Remembered so that a restore also removes what this push added.
-    with open(os.path.join(backup, ".absent"), "w", encoding="utf-8") as handle:
-        handle.write("".join(n + "\n" for n in absent))
-    result["backup"] = backup
-    for name in changed:
-        _write_atomic(os.path.join(config_dir, name), files[name], module)
-    result["backups_removed"] = prune_backups(backup_dir, params["keep_backups"], backup)
+    with push_step(state_dir, params["lease"], "the push of %s" % config_dir):
+        os.makedirs(config_dir, exist_ok=True)
+        if params["test_start"]:
+            _candidate(module, result)
+        result.update(install(_target(module, result, state_dir), new, changed, params["keep_backups"], module.warn))
 
 
-def _restored(module, result):
+def _restored(module, result, state_dir):
     params = module.params
-    backup = params["backup"]
     config_dir = params["config_dir"]
-    if not backup or not os.path.isdir(backup):
-        module.fail_json(msg="backup %r is not a backup directory" % backup)
-    names = [n for n in os.listdir(backup) if not n.startswith(".")]
-    absent = (_read(os.path.join(backup, ".absent")) or "").split()
-    changed = sorted(n for n in names if _read(os.path.join(config_dir, n)) != _read(os.path.join(backup, n)))
-    changed += sorted(n for n in absent if os.path.exists(os.path.join(config_dir, n)))
-    result["changed_files"] = changed
-    result["sha256"] = {n: {"before": sha256_text(_read(os.path.join(config_dir, n))),
-                            "after": sha256_text(None if n in absent else _read(os.path.join(backup, n)))}
-                        for n in changed}
-    result["restart_required"] = any(n not in RELOADS and n not in PASSIVE for n in changed)
-    result["reload"] = [] if result["restart_required"] else [RELOADS[n] for n in changed if n in RELOADS]
-    result["changed"] = bool(changed)
-    if module.check_mode or not changed:
-        return
-    for name in names:
-        if name in changed:
-            _write_atomic(os.path.join(config_dir, name), _read(os.path.join(backup, name)), module)
-    for name in absent:
-        path = os.path.join(config_dir, name)
-        if os.path.exists(path):
-            os.unlink(path)
+    state_fd = push_state.open_state_dir(state_dir, create=False)
+    try:
+        files, absent = push_state.load_backup(state_dir, state_fd, params["backup"], MANAGED_FILES)
+    finally:
+        if state_fd is not None:
+            os.close(state_fd)
+    config_fd = _open_dir(config_dir)
+    if config_fd is None:
+        module.fail_json(msg="config_dir %s does not exist: nothing to restore into" % config_dir)
+    try:
+        current = {name: read_file(config_fd, name) for name in list(files) + absent}
+        present = [name for name in absent if _exists(config_fd, name)]
+        changed = sorted([name for name in files if current[name] != files[name]] + present)
+        result["changed_files"] = changed
+        result["sha256"] = {n: {"before": _sha256(current[n]), "after": _sha256(files.get(n))} for n in changed}
+        result["restart_required"], result["reload"] = _needs(changed)
+        result["changed"] = bool(changed)
+        if module.check_mode or not changed:
+            return
+    finally:
+        os.close(config_fd)
+    with push_step(state_dir, params["lease"], "the rollback of %s" % config_dir):
+        result["pending"] = restore(_target(module, result, state_dir), {n: files[n] for n in changed if n in files},
+                                    present)
 
 
 def main():
@@ -323,7 +345,8 @@ def main():
             "config_dir": {"type": "path", "required": True},
             "state": {"type": "str", "choices": ["present", "restored"], "default": "present"},
             "backup": {"type": "path"},
-            "backup_dir": {"type": "path"},
+            "state_dir": {"type": "path"},
+            "lease": {"type": "str"},
             "keep_backups": {"type": "int", "default": 5},
             "test_start": {"type": "bool", "default": True},
             "binary": {"type": "path", "default": "/usr/sbin/kamailio"},
@@ -341,11 +364,16 @@ def main():
         supports_check_mode=True,
     )
     result = {"changed": False, "changed_files": [], "attributes_fixed": [], "restart_required": False, "reload": [],
-              "backup": "", "sha256": {}}
-    if module.params["state"] == "present":
-        _present(module, result)
-    else:
-        _restored(module, result)
+              "backup": "", "sha256": {}, "pending": None}
+    state_dir = module.params["state_dir"] or state_dir_for(module.params["config_dir"])
+    try:
+        if module.params["state"] == "present":
+            _present(module, result, state_dir)
+        else:
+            _restored(module, result, state_dir)
+    except PUSH_ERRORS as exc:
+        result["changed"] = bool(result["attributes_fixed"]) or isinstance(exc, SwapError) and not exc.restored
+        module.fail_json(msg=str(exc), **result)
     module.exit_json(**result)
 
 

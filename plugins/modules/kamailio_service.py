@@ -18,10 +18,15 @@ description:
     one (C(ongoing reload), its C(reload_delta) of 5 s) is tried again until O(timeout); RV(progress) says so.
   - O(binary), O(shared_memory_mb), O(private_memory_mb), O(run_as_user), O(log_file) and O(work_dir) apply to
     O(manager=process); in systemd mode the unit decides (the kamailio role writes them into a drop-in).
+  - Every action runs under the SBC's push lock and fails, naming the holder, while another run holds its push
+    lease (O(lease)). A successful start or restart clears the restart or reloads kamailio_config noted as
+    pending in the SBC's state directory (O(state_dir)); a successful reload clears that reload.
 author: commsgw.routing contributors (@commsgw)
 extends_documentation_fragment:
   - commsgw.routing.kamailio
   - commsgw.routing.kamailio.run_dir
+  - commsgw.routing.push_state
+  - commsgw.routing.push_state.lease
 options:
   state:
     description: Wanted state.
@@ -134,7 +139,9 @@ from ansible_collections.commsgw.routing.plugins.module_utils.daemon import star
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
     DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, JsonRpc, RpcError, rpc_endpoints)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.reload import ReloadFailed, reload
-from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import owned_directory
+from ansible_collections.commsgw.routing.plugins.module_utils import push_state
+from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import LeaseBusy, push_step, state_dir_for
+from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import UnsafePathError, owned_directory
 
 
 def _read_pid(path):
@@ -281,6 +288,31 @@ class Controller:
         self.module.fail_json(msg="Kamailio did not come up: %s" % why, log=tail, pid=self.pid())
 
 
+def _act(module, ctl, result, state_dir):
+    """Do ``result["action"]`` and clear what it satisfied of the pending restart/reloads."""
+    action = result["action"]
+    if action in ("start", "restart"):
+        if action == "restart":
+            ctl.stop()
+        result["version"] = str(ctl.start() or "").strip()
+    elif action == "stop":
+        ctl.stop()
+    else:
+        result["progress"] = []
+        for method in module.params["reload"]:
+            try:
+                result["progress"] += reload(ctl.rpc.call, method, module.params["timeout"])
+            except ReloadFailed as exc:
+                module.fail_json(msg=str(exc), **result)
+    if action != "stop":
+        state_fd = push_state.open_state_dir(state_dir, create=False)
+        if state_fd is not None:
+            try:
+                push_state.clear_pending(state_fd, action != "reload", module.params["reload"])
+            finally:
+                os.close(state_fd)
+
+
 def main():
     module = AnsibleModule(
         argument_spec={
@@ -298,6 +330,8 @@ def main():
             "private_memory_mb": {"type": "int", "default": DEFAULT_PRIVATE_MEMORY_MB, "aliases": ["pkg_memory_mb"]},
             "reload": {"type": "list", "elements": "str", "default": []},
             "timeout": {"type": "float", "default": 20.0},
+            "state_dir": {"type": "path"},
+            "lease": {"type": "str"},
         },
         supports_check_mode=True,
     )
@@ -308,30 +342,22 @@ def main():
     running = result["pid"] > 0
     result["action"] = "none"
     if state == "started" and not running or state == "restarted":
-        result["changed"] = True
         result["action"] = "restart" if running else "start"
-        if not module.check_mode:
-            if running:
-                ctl.stop()
-            result["version"] = str(ctl.start() or "").strip()
     elif state == "stopped" and running:
-        result["changed"] = True
         result["action"] = "stop"
-        if not module.check_mode:
-            ctl.stop()
     elif state == "reloaded":
         if not running:
             module.fail_json(msg="Kamailio is not running: nothing to reload", **result)
         result["reloaded"] = list(module.params["reload"])
-        result["changed"] = bool(result["reloaded"])
         result["action"] = "reload" if result["reloaded"] else "none"
-        if not module.check_mode:
-            result["progress"] = []
-            for method in module.params["reload"]:
-                try:
-                    result["progress"] += reload(ctl.rpc.call, method, module.params["timeout"])
-                except ReloadFailed as exc:
-                    module.fail_json(msg=str(exc), **result)
+    result["changed"] = result["action"] != "none"
+    if result["changed"] and not module.check_mode:
+        state_dir = module.params["state_dir"] or state_dir_for(os.path.dirname(module.params["config"]))
+        try:
+            with push_step(state_dir, module.params["lease"], "Kamailio's %s" % result["action"]):
+                _act(module, ctl, result, state_dir)
+        except (LeaseBusy, UnsafePathError) as exc:
+            module.fail_json(msg=str(exc), **result)
     if state == "started" and running:
         # Running but wedged counts as a failure, not as "ok".
         try:

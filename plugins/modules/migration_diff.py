@@ -125,7 +125,9 @@ problems:
   type: list
   elements: str
 latest_backup:
-  description: The newest backup directory under C(<config_dir>/.commsgw-backups), empty when none.
+  description:
+    - The newest backup of the SBC's pushes, in its root-only push state directory
+      (C(/var/lib/commsgw-routing/<config dir escaped>/backups), see C(commsgw.routing.kamailio_config)); empty when none.
   returned: always
   type: str
 """
@@ -134,6 +136,9 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils import migration
+from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import state_dir_for
+from ansible_collections.commsgw.routing.plugins.module_utils.push_state import latest_backup
+from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import UnsafePathError
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import DEFAULT_PLATFORM, module_platform
 
 
@@ -184,11 +189,10 @@ def main():
     plan = params["plan"]
     semantic = migration.semantic_diff(current, new)
     diffs = migration.file_diffs(current_files, new_files, config_dir)
-    backups = os.path.join(config_dir, ".commsgw-backups")
-    latest = ""
-    if os.path.isdir(backups):
-        entries = sorted(e for e in os.listdir(backups) if not e.startswith("."))
-        latest = os.path.join(backups, entries[-1]) if entries else ""
+    try:
+        latest = latest_backup(state_dir_for(config_dir))
+    except (UnsafePathError, OSError) as exc:
+        module.fail_json(msg="cannot look for the SBC's backups: %s" % exc)
     result = {
         "changed": False,
         "onboarded": current is not None,

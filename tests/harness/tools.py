@@ -6,6 +6,7 @@ module run the way Ansible runs it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -50,3 +51,32 @@ def module_docs(*modules: str) -> dict[str, t.Any]:
                           + ["commsgw.routing.%s" % m for m in modules], capture_output=True, text=True,
                           env=env, timeout=120, check=True)
     return {name.split(".")[-1]: entry["doc"] for name, entry in json.loads(proc.stdout).items()}
+
+
+@contextlib.contextmanager
+def tmpfs(path: Path, options: str) -> t.Iterator[Path]:
+    """A small tmpfs mounted on ``path`` (e.g. ``size=64k`` or ``nr_inodes=8``): a filesystem that really
+    runs full, for the push's ENOSPC tests. Needs root."""
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options + ",mode=0755", "commsgw-test", str(path)], check=True,
+                   timeout=30)
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False, timeout=30)
+
+
+def fill(directory: Path, leave_bytes: int = 0) -> Path:
+    """Fill the filesystem of ``directory`` with one file, then give ``leave_bytes`` back (whole pages)."""
+    filler = directory / "filler.bin"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    size = filler.stat().st_size
+    os.truncate(filler, max(0, size - leave_bytes))
+    return filler

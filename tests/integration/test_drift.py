@@ -8,7 +8,8 @@ side; the ACG address is leased like the harness's DNS addresses), Knot answerin
 two peers of different weights. Scenarios, in order, on the same SBC: after onboarding the SBC is "in
 sync"; a hand edit of a row weight and a removed address row, reloaded over RPC, is named for the files
 and for the running SBC; an edit of dispatcher.list without reload is named for the files only, and
-``-e commsgw_drift_fail=false`` reports it without failing.
+``-e commsgw_drift_fail=false`` reports it without failing; a push cut off between its file swap and its
+restart is reported as "restart pending" and completed by the next onboard (issue 21).
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ class Sbc:
         assert old in text, text
         path.write_text(text.replace(old, new))
 
+    def pid(self) -> int:
+        return int((self.live / "run" / "kamailio.pid").read_text().strip())
+
     def stop(self) -> None:
         stop_kamailio(self.live / "run" / "kamailio.pid")
 
@@ -140,3 +144,64 @@ def test_file_edit_without_reload_is_named_for_the_files_only(sbc: Sbc) -> None:
     assert lines == ["deployed files: region region1 peer %s:5060: absent, plan: %s:5060 "
                      "(regions.region1.peers <> trunk_groups[0].peers[p1.%s].addresses)" % (P1, P1, DOMAIN)], lines
     assert _drift(sbc)[0] != 0  # failing is the default
+
+
+def _cut_off_push(sbc: Sbc) -> subprocess.CompletedProcess[str]:
+    """What a push does before its restart - the plan, the render and kamailio_config as the role calls it -
+    and no more: the run is cut off there (an SSH connection that dropped)."""
+    playbook = sbc.tmp / "cut-off.yml"
+    playbook.write_text(json.dumps([
+        {"name": "Validate", "ansible.builtin.import_playbook": str(ROOT / "playbooks" / "validate.yml"),
+         "vars": {"commsgw_require_sbc_settings": True}},
+        {"name": "Plan", "hosts": "localhost", "gather_facts": False,
+         "vars": {"commsgw_sbc_hosts": "{{ hostvars | commsgw.routing.sbc_facts(groups['all']) }}"},
+         "tasks": [{"name": "Plan", "ansible.builtin.include_tasks": str(ROOT / "playbooks" / "tasks" / "plan.yml"),
+                    "vars": {"commsgw_require_sbc_settings": True}}]},
+        {"name": "Push, cut off before the restart", "hosts": "all", "gather_facts": False, "tasks": [
+            {"name": "Render",
+             "ansible.builtin.include_role": {"name": "commsgw.routing.kamailio", "tasks_from": "render",
+                                              "public": True},
+             "vars": {"commsgw_sbc_plan": "{{ hostvars['localhost'].commsgw_plans.host_plans[inventory_hostname] }}"}},
+            {"name": "Install", "commsgw.routing.kamailio_config": {
+                "files": "{{ kamailio_files }}", "config_dir": "{{ kamailio_config_dir }}",
+                "run_dir": "{{ kamailio_run_dir }}", "binary": "{{ kamailio_command }}",
+                "shared_memory_mb": "{{ kamailio_shared_memory_mb | int }}", "mode": "{{ kamailio_file_mode }}",
+                "owner": "{{ kamailio_file_owner }}", "group": "{{ kamailio_file_group }}",
+                "run_as_user": "{{ kamailio_user }}"}}]}]))
+    return sbc.play([str(playbook)])
+
+
+def _set_log_level(sbc: Sbc, level: t.Optional[int]) -> None:
+    hosts = json.loads(sbc.inventory.read_text())
+    settings = hosts["all"]["children"]["acg_lab"]["children"]["site_lab"]["hosts"]["sbc-drift"]["commsgw_sbc"]
+    if level is None:
+        settings.pop("log_level", None)
+    else:
+        settings["log_level"] = level
+    sbc.inventory.write_text(json.dumps(hosts))
+
+
+def test_a_push_cut_off_before_its_restart_is_reported_and_completed_by_the_next_run(sbc: Sbc) -> None:
+    """Issue 21 item 8: the next run saw no file change and never restarted, and drift said "in sync" while
+    Kamailio ran the old core configuration."""
+    sbc.play(["playbooks/onboard.yml"])
+    pid = sbc.pid()
+    cfg = (sbc.etc / "kamailio.cfg").read_text()
+    _set_log_level(sbc, 3)  # kamailio.cfg's debug level: a change only a restart applies
+    try:
+        _cut_off_push(sbc)
+        assert (sbc.etc / "kamailio.cfg").read_text() != cfg and sbc.pid() == pid
+        rc, lines = _drift(sbc, "-e", "commsgw_drift_fail=false", check=True)
+        assert any(line.startswith("running SBC: restart pending: files kamailio.cfg changed ") for line in lines), lines
+        assert _drift(sbc)[0] != 0
+        out = sbc.play(["playbooks/onboard.yml"]).stdout
+        assert re.search(r"TASK \[commsgw.routing.kamailio : Restart Kamailio because its core configuration changed"
+                         r"[^\]]*\] \**\n+changed: \[sbc-drift\]", out), out[-4000:]
+        assert sbc.pid() != pid
+        assert _drift(sbc, check=True)[1] == ["in sync"]
+        restarted = sbc.pid()
+        sbc.play(["playbooks/onboard.yml"])
+        assert sbc.pid() == restarted  # completed: the run after restarts nothing
+    finally:
+        _set_log_level(sbc, None)
+        sbc.play(["playbooks/onboard.yml"])

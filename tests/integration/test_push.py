@@ -7,7 +7,10 @@ One SBC on loopback (address block 127.0.212-234.x, this module's own), a real D
 tests/harness/dns.py) answering the lab SRV record. Scenarios, in order, on the same SBC:
 first onboard starts it; a second run changes nothing; check mode shows the peer-list diff and
 changes nothing; a changed peer list is reloaded without a restart (same PID); a config that
-cannot start is rejected and the running SBC keeps serving.
+cannot start is rejected and the running SBC keeps serving. Issue 21: a peer list whose reload fails
+is rolled back with a reload in the same process; a push onto a full disk (a tiny tmpfs mounted over
+the configuration directory) leaves every file old and Kamailio serving; a push while another run holds
+the SBC's lease fails naming it (or waits for it), and the SRV refresher run during a push keeps out.
 """
 
 from __future__ import annotations
@@ -16,9 +19,12 @@ import json
 import os
 import pwd
 import re
+import shutil
 import stat
 import subprocess
 import sys
+import threading
+import time
 import typing as t
 from pathlib import Path
 
@@ -29,10 +35,14 @@ sys.path.insert(0, str(ROOT))
 
 from tests.harness.dns import DnsServer  # noqa: E402
 from tests.harness.lab_inventory import lab_inventory, stop_kamailio  # noqa: E402
+from tests.harness.refresher_install import install_refresher  # noqa: E402
 from tests.harness.sipp import udp_options  # noqa: E402
+from tests.harness.tools import fill, tmpfs  # noqa: E402
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # noqa: E402
     JsonRpc, RpcEndpoints)
+from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import (  # noqa: E402
+    acquire, release, state_dir_for)
 
 pytestmark = pytest.mark.integration
 
@@ -161,7 +171,7 @@ def test_changed_peer_list_is_reloaded_without_restart(sbc: Sbc) -> None:
     assert sbc.pid() == pid, "a peer-list change must not restart Kamailio"
     assert (sbc.etc / "kamailio.cfg").read_text() == cfg_before
     assert sbc.dispatcher_uris() == {"sip:127.0.212.1:5060;transport=udp", "sip:127.0.212.3:5060;transport=udp"}
-    backups = list((sbc.etc / ".commsgw-backups").iterdir())
+    backups = list((Path(state_dir_for(str(sbc.etc))) / "backups").iterdir())
     assert any("127.0.212.2" in (b / "dispatcher.list").read_text() for b in backups if (b / "dispatcher.list").exists())
 
 
@@ -221,3 +231,109 @@ def test_change_record_names_each_file_with_its_sha256_and_the_reload(sbc: Sbc) 
     entry = check["sbcs"]["sbc-push"]
     assert [f["name"] for f in entry["files"]] == ["dispatcher.list"]
     assert entry["files"][0]["sha256_before"] == sha_now["dispatcher.list"] and sbc.snapshot() == after
+
+
+def _push_files(sbc: Sbc, files: dict[str, str], check: bool = False, **role_vars: t.Any) -> subprocess.CompletedProcess[str]:
+    """The role's push of ``files`` (its main entry point, as onboard includes it)."""
+    playbook = sbc.tmp / ("push-%d.yml" % len(list(sbc.tmp.glob("push-*.yml"))))
+    playbook.write_text(json.dumps([{"name": "Push", "hosts": "all", "gather_facts": False, "tasks": [{
+        "name": "Push files", "ansible.builtin.include_role": {"name": "commsgw.routing.kamailio"},
+        "vars": dict(role_vars, kamailio_files=files)}]}]))
+    return _play([str(playbook)], sbc.inventory, check=check)
+
+
+def test_a_peer_list_whose_reload_fails_is_rolled_back_with_a_reload_in_the_same_process(sbc: Sbc) -> None:
+    """Issue 21 item 14: the rescue used to restart Kamailio whatever failed, cutting the calls in setup.
+    The start test is off here, so a list Kamailio cannot load gets as far as the reload."""
+    pid = sbc.pid()
+    before = sbc.snapshot()
+    uris = sbc.dispatcher_uris()
+    files = {name: before[name] for name in ("kamailio.cfg", "dispatcher.list", "address.list", "commsgw-srv.json")}
+    files["dispatcher.list"] += "not a destination\n1\n"
+    proc = _push_files(sbc, files, kamailio_test_start=False)
+    out = proc.stdout
+    assert proc.returncode != 0 and "dispatcher.reload failed" in out, out[-4000:]
+    assert sbc.pid() == pid, "a failed reload must be rolled back with a reload, not a restart"
+    assert "the previous configuration was restored from" in out, out[-6000:]
+    assert re.search(r"TASK \[commsgw.routing.kamailio : Reload the previous peer list / address list\] \**\n+"
+                     r"changed: \[sbc-push\]", out), out[-4000:]
+    assert sbc.snapshot() == before and sbc.dispatcher_uris() == uris
+    assert _options("127.0.212.9", ACG) == "SIP/2.0 200 OK"
+
+
+def test_a_push_onto_a_full_disk_leaves_the_sbc_all_old_and_serving(sbc: Sbc) -> None:
+    """Issue 21 item 7: room for the backup and address.list but not for the new kamailio.cfg; the old
+    push renamed address.list into place and then failed on kamailio.cfg, outside any rescue."""
+    pid = sbc.pid()
+    keep = sbc.tmp / "etc-before-tmpfs"
+    shutil.copytree(sbc.etc, keep, symlinks=True)
+    with tmpfs(sbc.etc, "size=512k"):
+        for entry in keep.iterdir():  # the same files, owners and modes, now on a filesystem that fills up
+            if entry.is_file():
+                shutil.copy2(entry, sbc.etc / entry.name)
+                os.chown(sbc.etc / entry.name, entry.stat().st_uid, entry.stat().st_gid)
+        before = {p.name: p.read_bytes() for p in sbc.etc.iterdir() if p.is_file()}
+        files = {name: before[name].decode() for name in ("kamailio.cfg", "dispatcher.list", "address.list",
+                                                          "commsgw-srv.json")}
+        files["kamailio.cfg"] += "# a longer configuration\n" * 4000
+        files["address.list"] = files["address.list"].replace("\n", "\n\n", 1)
+        pages = sum(-(-len(data) // 4096) for data in before.values())
+        fill(sbc.etc, leave_bytes=(pages + 2) * 4096)
+        proc = _push_files(sbc, files)
+        after = {p.name: p.read_bytes() for p in sbc.etc.iterdir() if p.is_file() and p.name != "filler.bin"}
+        assert after == before, "half-new: %s" % sorted(n for n in before if after.get(n) != before[n])
+        assert proc.returncode != 0 and "not enough free space in %s" % sbc.etc in proc.stdout, proc.stdout[-4000:]
+        assert sbc.pid() == pid
+        assert _options("127.0.212.9", ACG) == "SIP/2.0 200 OK"
+        assert sbc.dispatcher_uris()
+        (sbc.etc / "filler.bin").unlink()
+    assert {p.name: p.read_bytes() for p in sbc.etc.iterdir() if p.is_file()} == before  # the one under the tmpfs
+
+
+def test_a_push_while_another_run_holds_the_sbc_fails_naming_it_or_waits_for_it(sbc: Sbc) -> None:
+    """Issue 21 item 9: run A holds the lease (what its first task does); run B's onboard fails naming A and
+    changes nothing; with a wait it goes on once A gives the lease back."""
+    pid = sbc.pid()
+    before = sbc.snapshot()
+    state = state_dir_for(str(sbc.etc))
+    _set_peers(sbc.dns, {"p1.acg-lab.commsgw.test": "127.0.212.1", "p6.acg-lab.commsgw.test": "127.0.212.6"})
+    acquire(state, "run-A", controller="ops@controller-a")
+    try:
+        proc = _play(["playbooks/onboard.yml"], sbc.inventory, check=False)
+        assert proc.returncode != 0, proc.stdout[-4000:]
+        assert "another push holds this SBC: run run-A (controller ops@controller-a" in proc.stdout, proc.stdout[-4000:]
+        assert sbc.snapshot() == before and sbc.pid() == pid
+        timer = threading.Timer(3.0, release, (state, "run-A"))
+        timer.start()
+        proc = _play(["playbooks/onboard.yml", "-e", "kamailio_push_lease_wait_s=60"], sbc.inventory)
+        timer.join()
+    finally:
+        release(state, "run-A")
+    assert "sip:127.0.212.6:5060;transport=udp" in sbc.dispatcher_uris() and sbc.pid() == pid
+
+
+def test_a_refresher_run_during_a_push_does_not_touch_the_peer_list(sbc: Sbc) -> None:
+    """Issue 21 item 9: the SRV refresher skips its run while a push holds the SBC's lease."""
+    time.sleep(6)  # Kamailio's reload_delta (5 s) after the previous test's reload: a refresher run may reload
+    (sbc.tmp / "refresher").mkdir()
+    install_refresher(sbc.tmp / "refresher")
+    listed = (sbc.etc / "dispatcher.list").read_text()
+    _set_peers(sbc.dns, {"p1.acg-lab.commsgw.test": "127.0.212.1", "p7.acg-lab.commsgw.test": "127.0.212.7"})
+    state = state_dir_for(str(sbc.etc))
+
+    def refresh() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, str(sbc.tmp / "refresher" / "commsgw-srv-refresh"),
+                               "--spec", str(sbc.etc / "commsgw-srv.json"), "--force", "--allowed-dir",
+                               str(sbc.live / "run"), "--nameserver", sbc.dns.nameservers[0], "--dns-timeout", "2"],
+                              capture_output=True, text=True, timeout=60, check=False)
+
+    acquire(state, "run-B", controller="ops@controller-b")
+    try:
+        during = refresh()
+        assert (sbc.etc / "dispatcher.list").read_text() == listed, "the refresher rewrote the list during a push"
+        assert "run skipped: a push holds this SBC: run run-B" in during.stderr, during.stderr
+    finally:
+        release(state, "run-B")
+    after = refresh()  # the same run once the push is over: it does write, so the check above could fail
+    assert "127.0.212.7" in (sbc.etc / "dispatcher.list").read_text(), after.stderr
+    _play(["playbooks/onboard.yml"], sbc.inventory)

@@ -56,6 +56,7 @@ def test_the_old_srv_audit_names_still_work_and_are_deprecated(tmp_path: Path) -
 
 def test_the_old_memory_name_still_works(tmp_path: Path) -> None:
     (tmp_path / "etc").mkdir()
-    rc, result = run_module("kamailio_config", {"files": {"a.cfg": "x\n"}, "config_dir": str(tmp_path / "etc"),
-                                                "test_start": False, "pkg_memory_mb": 16, "run_as": ""}, tmp_path)
-    assert rc == 0 and result["changed_files"] == ["a.cfg"], result
+    rc, result = run_module("kamailio_config", {"files": {"address.list": "x\n"}, "config_dir": str(tmp_path / "etc"),
+                                                "test_start": False, "pkg_memory_mb": 16, "run_as": "",
+                                                "state_dir": str(tmp_path / "state")}, tmp_path)
+    assert rc == 0 and result["changed_files"] == ["address.list"], result

@@ -183,3 +183,19 @@ def test_module_reads_files_back_and_names_the_drift(tmp_path: Path) -> None:
     (tmp_path / "etc" / "commsgw-srv.json").write_text("{broken")
     code, result = run_module("sbc_state_info", args, tmp_path)
     assert code == 1 and "commsgw-srv.json is not JSON" in result["msg"], result
+
+
+def test_a_pending_restart_and_an_unreadable_push_state_are_drift_of_the_running_sbc() -> None:
+    """Issue 21 item 8: files a push swapped in but Kamailio has not loaded yet (the run was cut off)."""
+    plan = _plan()
+    state = kb.state_from_files(_files(plan))
+    assert state is not None
+    state["pending"] = {"restart": True, "reload": [], "files": ["kamailio.cfg"], "since": 0.0}
+    assert [d["text"] for d in sbc_readback.compare(plan, state, kb.WEIGHT_SCALE)] == [
+        "running SBC: restart pending: files kamailio.cfg changed 1970-01-01T00:00:00Z, plan: applied (pending <> )"]
+    state["pending"] = {"restart": False, "reload": ["dispatcher.reload"], "files": ["dispatcher.list"], "since": 0.0}
+    assert [d["text"] for d in sbc_readback.compare(plan, state, kb.WEIGHT_SCALE)][0].startswith(
+        "running SBC: reload pending (dispatcher.reload): files dispatcher.list changed ")
+    state["pending"] = {"error": "cannot read the push state: permission denied"}
+    assert [d["text"] for d in sbc_readback.compare(plan, state, kb.WEIGHT_SCALE)] == [
+        "running SBC: push state: cannot read the push state: permission denied, plan: readable (pending <> )"]

@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Proving that a candidate Kamailio configuration starts, without touching the live one.
 
-``try_candidate`` starts a candidate configuration for real (``kamailio -c`` misses fixup errors,
+``try_candidate_tree`` builds the candidate - the whole future configuration directory, the live tree with
+the changed files in place - and ``try_candidate`` starts it for real (``kamailio -c`` misses fixup errors,
 see docs/kamailio-notes.md) in a private network and mount namespace where the candidate tree is
 bind-mounted over the live configuration directory, waits until it answers ``core.version`` and
 stops it. The live Kamailio, its sockets and its files are never touched.
@@ -105,6 +106,44 @@ def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/
             log_text = handle.read()
         shutil.rmtree(scratch, ignore_errors=True)
     return CandidateResult(ok, round(time.monotonic() - started, 3), detail, log_text[-4000:])
+
+
+def _mirror_tree(source: str, dest: str) -> None:
+    """Copy the live tree into ``dest``: subdirectories, symlinks as links, modes and owners.
+
+    The candidate sees exactly what the live Kamailio will see after the swap (certificates in
+    tls/, included files, links), owned as they are, since it runs as the live user.
+    """
+    def ignore(directory: str, names: t.List[str]) -> t.List[str]:
+        return [n for n in names if n.startswith(".commsgw")] if directory == source else []
+    shutil.copytree(source, dest, symlinks=True, ignore=ignore, dirs_exist_ok=True)
+    for root, dirs, names in os.walk(dest):
+        for name in [""] + dirs + names:
+            copy = os.path.join(root, name) if name else root
+            info = os.lstat(os.path.join(source, os.path.relpath(copy, dest)))
+            os.lchown(copy, info.st_uid, info.st_gid)
+    shutil.copystat(source, dest)
+
+
+def try_candidate_tree(config_dir: str, files: t.Mapping[str, str], prepare: t.Callable[[str], t.Any],
+                       **options: t.Any) -> CandidateResult:
+    """``try_candidate`` on a copy of ``config_dir`` with ``files`` in place (``prepare(path)`` gives each its
+    owner and mode); ``options`` as ``try_candidate`` takes them. Raises OSError when the copy fails."""
+    # A private parent (0700): the tree may hold the private key; only its mount point is seen.
+    parent = tempfile.mkdtemp(prefix="commsgw-staging-")
+    staging = os.path.join(parent, "config")
+    try:
+        _mirror_tree(config_dir, staging)
+        for name, content in files.items():
+            path = os.path.join(staging, name)
+            if os.path.lexists(path):
+                os.unlink(path)
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(content)
+            prepare(path)
+        return try_candidate(staging, config_dir, **options)
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)
 
 
 def _is_elf(path: str) -> bool:

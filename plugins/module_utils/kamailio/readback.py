@@ -28,10 +28,12 @@ import os
 import re
 import typing as t
 
+from ansible_collections.commsgw.routing.plugins.module_utils.config_push import pending
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import runtime as kr
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import (
     ACL_GROUP, MCP_SET_BASE, RETIRED_GROUP, parse_acl_tag, scale_rweights)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.dispatcher import dispatcher_rows, parse_attrs
+from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import state_dir_for
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback import (
     ReadbackError, net_key, parse_sip_uri, peer_key, sha256_text)
 
@@ -349,6 +351,15 @@ def _call(rpc: kr.JsonRpc, method: str, errors: list[str]) -> t.Any:
         return None
 
 
+def _pending(config_dir: str, options: t.Mapping[str, t.Any]) -> t.Optional[dict[str, t.Any]]:
+    """A restart or reloads a push noted and the running Kamailio has not done yet (unless it restarted since)."""
+    run_dir = options.get("run_dir") or kr.DEFAULT_RUN_DIR
+    try:
+        return pending(options.get("state_dir") or state_dir_for(config_dir), os.path.join(run_dir, "kamailio.pid"))
+    except OSError as exc:
+        return {"error": "cannot read the push state: %s" % exc}
+
+
 def read_state(options: t.Mapping[str, t.Any]) -> t.Optional[dict[str, t.Any]]:
     """What the Kamailio SBC runs: its files under ``config_dir`` (default /etc/kamailio) and, unless
     ``runtime`` is false, its live peers and ACL over jsonrpcs (see ``rpc_client``). None when
@@ -363,7 +374,7 @@ def read_state(options: t.Mapping[str, t.Any]) -> t.Optional[dict[str, t.Any]]:
     state["platform"] = "kamailio"
     state["files"] = {name: sha256_text(text) for name, text in files.items()}
     state["listen"] = kr.listen_addresses(files["kamailio.cfg"] or "")
-    state["runtime"] = None
+    state["pending"], state["runtime"] = _pending(config_dir, options), None
     if options.get("runtime", True):
         errors: list[str] = []
         rpc = rpc_client(options, files["kamailio.cfg"])

@@ -49,6 +49,7 @@ try:  # the collection's path first, then a plain import next to the installed s
         RECORD_KINDS, DnsLookupError, ResolverSettings, SrvAnswer, SrvLimits, addresses_outside, canonical_targets,
         check_record, limits_for, resolve_srv, target_from_dict)
     from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import write_text_atomic  # type: ignore
+    from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import unless_pushing  # type: ignore
 except ImportError:  # pragma: no cover - on the SBC host
     from kamailio.rows import KamailioViewError, dispatcher_list_text, dispatcher_sets, mcp_dispatcher_sets  # type: ignore
     from kamailio.runtime import JsonRpc, RpcEndpoints, RpcError, rpc_endpoints  # type: ignore
@@ -56,6 +57,7 @@ except ImportError:  # pragma: no cover - on the SBC host
         RECORD_KINDS, DnsLookupError, ResolverSettings, SrvAnswer, SrvLimits, addresses_outside, canonical_targets,
         check_record, limits_for, resolve_srv, target_from_dict)
     from safe_files import write_text_atomic  # type: ignore
+    from push_lease import unless_pushing  # type: ignore
 
 LOG = logging.getLogger("commsgw-srv-refresh")
 SCHEMA_VERSION = 1
@@ -89,6 +91,7 @@ class Outcome:
     unsafe: list[str] = dataclasses.field(default_factory=list)  # paths refused at write time
     errors: list[str] = dataclasses.field(default_factory=list)
     next_due_s: float = float(MAX_TTL_S)
+    skipped: str = ""  # why nothing was done: a push holds the SBC (push_lease, issue 21)
 
 
 # --- the input file
@@ -277,6 +280,7 @@ def _fail(outcome: Outcome, message: str) -> None:
     LOG.error("%s", message)
 
 
+@unless_pushing(lambda why: Outcome(skipped=why, next_due_s=float(RETRY_AFTER_FAILURE_S)))
 def refresh(spec: t.Mapping[str, t.Any], resolve_fn: Resolve, reload_fn: Reload, now: float,
             force: bool = False, state_dir: t.Optional[str] = None, file_gid: t.Optional[int] = None) -> Outcome:
     """Re-resolve the records that are due; rewrite dispatcher.list and reload only on a real change.

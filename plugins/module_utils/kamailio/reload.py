@@ -4,7 +4,7 @@
 """Run-time reloads (``dispatcher.reload``, ``permissions.addressReload``) that wait out ``reload_delta``.
 
 Kamailio's dispatcher and permissions modules refuse a reload closer than ``reload_delta`` (5 s by default)
-to the previous one with the RPC fault ``ongoing reload``; the SRV refresher or an earlier push may have
+to the previous one with the RPC fault ``ongoing reload`` (permissions) or ``Ongoing reload`` (dispatcher); the SRV refresher or an earlier push may have
 reloaded just before. ``reload`` tries again until ``timeout_s`` and says so in its progress lines, so
 every caller (push, rollback) behaves the same instead of each task carrying its own retry loop.
 """
@@ -35,7 +35,7 @@ def reload(call: t.Callable[[str], t.Any], method: str, timeout_s: float, pause_
             return progress
         except Exception as exc:  # pylint: disable=broad-except  # the caller's RPC error type
             elapsed = clock() - started
-            if REFUSED_TOO_SOON not in str(exc):
+            if REFUSED_TOO_SOON not in str(exc).lower():
                 raise ReloadFailed("%s failed: %s" % (method, exc)) from exc
             if elapsed + pause_s > timeout_s:
                 raise ReloadFailed("%s still refused after %.1f s (limit %.1f s): %s (Kamailio's reload_delta)"
