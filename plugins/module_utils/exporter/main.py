@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import grp
+import importlib
 import logging
 import os
 import pwd
@@ -95,6 +96,21 @@ def drop_privileges(user: t.Optional[str], groups: str) -> None:
         raise StartError("still root after dropping privileges")
 
 
+# Imported on first use by the standard library and dnspython: loaded before the privileges are dropped, since
+# the interpreter's own files may not be readable by the exporter's user (a lab's pyenv under /root).
+LAZY_MODULES = ("encodings.idna", "encodings.unicode_escape", "encodings.ascii", "encodings.latin_1", "_strptime",
+                "concurrent.futures.thread", "dns.rdtypes.IN.SRV", "dns.rdtypes.IN.A", "dns.rdtypes.IN.AAAA",
+                "dns.rdtypes.ANY.CNAME", "dns.rdtypes.ANY.SOA", "dns.rdtypes.ANY.PTR")
+
+
+def preload() -> None:
+    for name in LAZY_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass  # dnspython missing: the probe reports it per run
+
+
 def _daemonize(pid_file: str) -> bool:
     """Detach twice; the original process returns True once the daemon wrote its pid (the caller exits), the
     daemon returns False."""
@@ -142,6 +158,7 @@ def serve(args: argparse.Namespace) -> int:
             return 0
         if _daemonize(args.pid_file):
             return 0
+    preload()
     drop_privileges(args.user, args.groups)
     runner = ProbeRunner(config)
     server = ExporterServer(config, runner, web)

@@ -10,6 +10,7 @@ import collections
 import os
 import resource
 import threading
+import time
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.exporter.metrics import COUNTER, GAUGE, Exposition
@@ -35,6 +36,7 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "process_max_fds": (GAUGE, "Maximum number of open file descriptors."),
 }
 HANDLERS = ("/", "/metrics", "/probe", "other")
+STARTED_AT = time.time()
 
 
 class HttpStats:
@@ -62,11 +64,10 @@ def _process(out: Exposition) -> None:
         out.add("process_cpu_seconds_total", (int(fields[11]) + int(fields[12])) / ticks)
         out.add("process_virtual_memory_bytes", int(fields[20]))
         out.add("process_resident_memory_bytes", int(fields[21]) * page)
-        with open("/proc/stat", encoding="ascii") as handle:
-            boot = next(int(line.split()[1]) for line in handle if line.startswith("btime "))
-        out.add("process_start_time_seconds", boot + int(fields[19]) / ticks)
-    except (OSError, ValueError, IndexError, StopIteration):
+    except (OSError, ValueError, IndexError):
         pass
+    # Not from /proc/stat's btime: the unit's ProcSubset=pid hides it. The module loads at start.
+    out.add("process_start_time_seconds", STARTED_AT)
     try:
         out.add("process_open_fds", len(os.listdir("/proc/self/fd")))
         out.add("process_max_fds", resource.getrlimit(resource.RLIMIT_NOFILE)[0])

@@ -133,7 +133,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._answer(code, "%s\n" % (message or http.server.BaseHTTPRequestHandler.responses.get(code, ("",))[0]))
 
     def log_message(self, format: str, *args: t.Any) -> None:  # noqa: A002 - http.server's signature
-        LOG.debug("%s %s", self.client_address[0], (format % args).encode("unicode_escape").decode()[:300])
+        LOG.debug("%s %s", self.client_address[0], ascii(format % args)[1:-1][:300])
 
     def _answer(self, code: int, body: str, content_type: str = "text/plain; charset=utf-8",
                 extra: t.Sequence[tuple[str, str]] = (), head: bool = False) -> None:

@@ -32,7 +32,7 @@ color:#fff;font-size:.85em;background:#999}.pass{background:#2e7d32}.warn{backgr
 border-bottom:1px solid #eee;font-variant-numeric:tabular-nums}tr.p-fail td{background:#fdecea}
 tr.p-warn td{background:#fff8e1}.timeline{display:flex;gap:1px;align-items:center;margin:.2em 0}
 .timeline .label{width:11em;flex:none;color:#555}.tick{width:4px;height:14px;background:#999;flex:none}
-ul.reasons{margin:.3em 0;padding-left:1.2em;color:#7a1f1f}
+ul.reasons{margin:.3em 0;padding-left:1.2em;color:#7a1f1f}td:last-child{color:#555;font-size:.9em}
 """
 
 SCRIPT = """
@@ -80,6 +80,7 @@ def _peer_row(peer: t.Mapping[str, t.Any], sbc_state: t.Optional[str]) -> str:
     cells = [peer_name(peer), peer["target"], state, rtt, expiry]
     if sbc_state is not None:
         cells.append(sbc_state)
+    cells.append((peer.get("detail") or "")[:200])
     return '<tr class="peer p-%s" data-peer="%s">%s</tr>' % (
         _e(peer["verdict"]), _e(peer_name(peer)), "".join("<td>%s</td>" % _e(c) for c in cells))
 
@@ -87,7 +88,7 @@ def _peer_row(peer: t.Mapping[str, t.Any], sbc_state: t.Optional[str]) -> str:
 def _group(group: t.Mapping[str, t.Any], states: t.Optional[t.Mapping[t.Any, str]], mcp: bool) -> str:
     title = "%s %s (%s)" % ("MCP" if mcp else "region", group["region"], group.get("role") or "-")
     what = "reachable" if mcp else "healthy"
-    head = ["peer", "SRV target", "state", "RTT", "certificate expiry"] + ([] if mcp else ["SBC view"])
+    head = ["peer", "SRV target", "state", "RTT", "certificate expiry"] + ([] if mcp else ["SBC view"]) + ["detail"]
     rows = [_peer_row(p, None if mcp else sbc_peer_state(states, p)) for p in group["peers"]]
     dns = group["dns"]
     dns_text = "" if dns["ok"] else " &middot; DNS %s" % _e(dns.get("kind"))
@@ -95,7 +96,7 @@ def _group(group: t.Mapping[str, t.Any], states: t.Optional[t.Mapping[t.Any, str
             '<table><thead><tr>%s</tr></thead><tbody>%s</tbody></table></div>' % (
                 _e(group["region"]), "mcp" if mcp else "sip", _e(title), _badge(group["verdict"]), group["healthy"],
                 group["total"], what, dns_text, "".join("<th>%s</th>" % _e(h) for h in head),
-                "".join(rows) or '<tr><td colspan="6">no peer</td></tr>'))
+                "".join(rows) or '<tr><td colspan="7">no peer</td></tr>'))
 
 
 def _timeline(entries: t.Sequence[t.Mapping[str, t.Any]]) -> str:
