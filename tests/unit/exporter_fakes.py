@@ -19,28 +19,16 @@ from unittest import mock
 
 from ansible_collections.commsgw.routing.plugins.module_utils import probe, probe_settings
 from ansible_collections.commsgw.routing.plugins.module_utils.exporter import config as cfg
+from ansible_collections.commsgw.routing.tests.unit.test_probe_sbc_state import PLAN as SBC_STATE_PLAN
 
 R1 = ["10.0.1.1", "10.0.1.2", "10.0.1.3"]
 R2 = ["10.0.2.1", "10.0.2.2", "10.0.2.3"]
 MCP = "10.0.9.1"
 NOT_AFTER = "Jun  1 12:00:00 2031 GMT"
 
-PLAN: dict[str, t.Any] = {
-    "deployment": {"name": "d"},
-    "site": {"name": "s", "local_region": "region1"},
-    "trunk_groups": [
-        {"region": "region1", "role": "local", "hostname": "r1.test", "srv_name": "_sip._tls.r1.test",
-         "transport": "tls", "ip_ranges": ["10.0.1.0/28"]},
-        {"region": "region2", "role": "remote", "hostname": "r2.test", "srv_name": "_sip._tls.r2.test",
-         "transport": "tls", "ip_ranges": ["10.0.2.0/28"]},
-    ],
-    "mcp": {"transport": "tls",
-            "records": [{"region": "region1", "role": "local", "hostname": "mcp1.test", "srv_name": "_sip._tls.mcp1.test",
-                         "tls": {"sni": "mcp1.test", "verify_hostname": "mcp1.test"},
-                         "ip_ranges": ["10.0.9.0/28"]}]},
-    "health": {"interval_s": 1, "window_s": 2},
-    "provisioning_api": None,
-}
+# test_probe_sbc_state's site, its MCP record reaching only its own /28 (10.0.9.1 is in no trunk group's range).
+PLAN: dict[str, t.Any] = copy.deepcopy(SBC_STATE_PLAN)
+PLAN["mcp"]["records"][0]["ip_ranges"] = ["10.0.9.0/28"]
 
 
 class Network:

@@ -227,13 +227,17 @@ def parse_config(raw: t.Any) -> ExporterConfig:
         web_config_file=_get(raw, "web_config_file", "", str))
 
 
-def load_config(path: str) -> ExporterConfig:
+def read_json(path: str, what: str) -> t.Any:
+    """The JSON document at ``path``; ConfigError naming ``what`` it is when it cannot be read."""
     try:
         with open(path, encoding="utf-8") as handle:
-            raw = json.load(handle)
+            return json.load(handle)
     except (OSError, ValueError) as exc:
-        raise ConfigError("cannot read the configuration %s: %s" % (path, exc)) from exc
-    return parse_config(raw)
+        raise ConfigError("cannot read the %s %s: %s" % (what, path, exc)) from exc
+
+
+def load_config(path: str) -> ExporterConfig:
+    return parse_config(read_json(path, "configuration"))
 
 
 # ----------------------------------------------------------------------------------------------------------

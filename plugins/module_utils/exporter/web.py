@@ -15,13 +15,12 @@ import base64
 import binascii
 import hashlib
 import hmac
-import json
 import os
 import ssl
 import threading
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.exporter.config import ConfigError
+from ansible_collections.commsgw.routing.plugins.module_utils.exporter.config import ConfigError, read_json
 
 SCHEME = "pbkdf2-sha256"
 ITERATIONS = 200_000
@@ -142,9 +141,4 @@ def parse_web_config(raw: t.Any) -> WebConfig:
 def load_web_config(path: t.Optional[str]) -> WebConfig:
     if not path:
         return WebConfig(None, None)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            raw = json.load(handle)
-    except (OSError, ValueError) as exc:
-        raise ConfigError("cannot read the web configuration %s: %s" % (path, exc)) from exc
-    return parse_web_config(raw)
+    return parse_web_config(read_json(path, "web configuration"))
