@@ -174,7 +174,7 @@ def bench_targets(work: pathlib.Path, per_region: int, rounds: int) -> dict[str,
                   "modules": {"default": {"check_provisioning_ttl": False}}}
         exporter = Exporter(work / "exporter", config)
         scrapes = []
-        for _ in range(rounds):
+        for _round in range(rounds):
             time.sleep(1.5)
             started = time.monotonic()
             text = exporter.get("/probe?target=amsterdam")
@@ -207,11 +207,12 @@ def run_playbook(work: pathlib.Path, plan: dict[str, t.Any], settings: dict[str,
             "client_key": settings["client_key"], "ca_bundle": settings["ca_bundle"], "check_provisioning_ttl": False,
             "platform": "kamailio", "sbc_options": settings["sbc_options"], "sbc_settle_timeout": 0,
             "fail_on_verdict": False}}, {
-        "name": "Figures", "ansible.builtin.copy": {"content": "{{ probed.report.timings_ms | to_json }}",
-                                                     "dest": str(work / "timings.json"), "mode": "0600"}}]}]))
+        "name": "Figures", "ansible.builtin.copy": {
+            "content": "{{ probed.report.timings_ms | to_json }}", "dest": str(work / "timings.json"),
+            "mode": "0600"}}]}]))
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
     walls, module = [], []
-    for _ in range(rounds):
+    for _round in range(rounds):
         started = time.monotonic()
         proc = subprocess.run([str(pathlib.Path(sys.executable).parent / "ansible-playbook"), str(work / "probe.yml"),
                                "-e", "@%s" % (work / "plan.json"), "-e",
@@ -226,8 +227,8 @@ def run_playbook(work: pathlib.Path, plan: dict[str, t.Any], settings: dict[str,
 
 def bench_load(work: pathlib.Path, minutes: float) -> dict[str, t.Any]:
     """Two sites at one scrape per 15 s each for ``minutes``: CPU, RSS and OPTIONS per minute per site."""
-    raw = _deployment("load." + BASE, ["127.0.130", "127.0.131"], ["pstn-region1.load." + BASE,
-                                                                    "pstn-region2.load." + BASE])
+    raw = _deployment("load." + BASE, ["127.0.130", "127.0.131"],
+                      ["pstn-region1.load." + BASE, "pstn-region2.load." + BASE])
     for region in raw["service_regions"]:
         region["ip_ranges"] = region["ip_ranges"][:1]
     sim = AcgSim(raw, work / "acg-sim", peers_per_region=3).start()

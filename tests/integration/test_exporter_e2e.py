@@ -214,7 +214,7 @@ def test_a_silenced_peer_is_degraded_not_down(rig: Rig) -> None:
         assert rig.value('commsgw_region_healthy_peers{site="amsterdam",region="region1"}') == 2
         assert rig.value('commsgw_peer_failure{site="amsterdam",peer="%s:5061",class="no_reply"}' % silent) == 1
         # Watched for four more scrapes: one silent peer never makes the region "down".
-        for _ in range(4 * SCRAPE_S):
+        for _second in range(4 * SCRAPE_S):
             assert rig.alert_state("CommsgwLocalRegionDown", "amsterdam") is None
             assert rig.alert_state("CommsgwSiteIsolated", "amsterdam") is None
             time.sleep(1)

@@ -137,7 +137,7 @@ def test_the_peers_receive_one_options_per_min_interval_however_often_scraped(li
                 scrapes.append(0)  # beyond max_connections (32): closed unanswered
 
     started = time.monotonic()
-    threads = [threading.Thread(target=client) for _ in range(40)]
+    threads = [threading.Thread(target=client) for _client in range(40)]
     for thread in threads:
         thread.start()
     for thread in threads:

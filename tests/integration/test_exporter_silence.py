@@ -49,8 +49,8 @@ def test_silence_created_for_the_deployments_then_expired(tmp_path: Path) -> Non
     with Alertmanager(tmp_path / "am") as am:
         # One run creates and expires it (the id travels in localhost's facts, as in migrate.yml).
         look = {"name": "Look", "ansible.builtin.uri": {"url": am.url + "/api/v2/silences"}, "register": "seen"}
-        keep = {"name": "Keep", "ansible.builtin.copy": {"content": "{{ seen.json | to_json }}",
-                                                          "dest": str(tmp_path / "during.json"), "mode": "0600"}}
+        keep = {"name": "Keep", "ansible.builtin.copy": {
+            "content": "{{ seen.json | to_json }}", "dest": str(tmp_path / "during.json"), "mode": "0600"}}
         proc = _play(tmp_path, [_silence_task("present"), look, keep, _silence_task("absent")],
                      {"commsgw_alertmanager_url": am.url + "/", "commsgw_alertmanager_silence_duration_s": 3600})
         assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]

@@ -38,7 +38,7 @@ def scrape_in_threads(runner: ProbeRunner, count: int, budget: float = 5.0) -> l
         with lock:
             outcomes.append(outcome)
 
-    threads = [threading.Thread(target=one) for _ in range(count)]
+    threads = [threading.Thread(target=one) for _thread in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -128,7 +128,7 @@ def test_the_scrape_timeout_header_is_honoured() -> None:
 
 def test_connections_beyond_max_connections_are_closed() -> None:
     server = Running(CountingProbe(), max_connections=2)
-    idle = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(2)]
+    idle = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _slot in range(2)]
     try:
         time.sleep(0.3)
         third = socket.create_connection(("127.0.0.1", server.port), timeout=5)

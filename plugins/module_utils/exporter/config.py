@@ -98,8 +98,8 @@ def _get(raw: t.Mapping[str, t.Any], key: str, path: str, kinds: t.Any, default:
     if isinstance(value, bool) and bool not in (kinds if isinstance(kinds, tuple) else (kinds,)):
         raise ConfigError("%s.%s: %r is a boolean; expected %s" % (path, key, value, _kind_name(kinds)))
     if not isinstance(value, kinds):
-        raise ConfigError("%s.%s: %r is a %s; expected %s" % (path, key, value, type(value).__name__,
-                                                             _kind_name(kinds)))
+        raise ConfigError("%s.%s: %r is a %s; expected %s"
+                          % (path, key, value, type(value).__name__, _kind_name(kinds)))
     return value
 
 
@@ -132,8 +132,8 @@ def _strings(raw: t.Mapping[str, t.Any], key: str, path: str, allowed: t.Optiona
         return None
     for index, value in enumerate(values):
         if not isinstance(value, str) or (allowed is not None and value not in allowed):
-            raise ConfigError("%s.%s[%d]: %r; expected %s" % (path, key, index, value, " or ".join(allowed)
-                                                               if allowed else "a string"))
+            expected = " or ".join(allowed) if allowed else "a string"
+            raise ConfigError("%s.%s[%d]: %r; expected %s" % (path, key, index, value, expected))
     return tuple(values)
 
 

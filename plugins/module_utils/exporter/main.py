@@ -42,6 +42,13 @@ class StartError(RuntimeError):
     pass
 
 
+def _say(text: str, stream: t.Optional[t.TextIO] = None) -> None:
+    """A line for whoever started the command (the role reads "started" and "already running")."""
+    stream = stream or sys.stdout
+    stream.write(text + "\n")
+    stream.flush()
+
+
 def parse_args(argv: t.Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=PROGRAM, description="ACG reachability for Prometheus: the commsgw.routing "
                                      "live probe per scrape (docs/monitoring.md).")
@@ -118,7 +125,7 @@ def _daemonize(pid_file: str) -> bool:
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline and not running_pid(pid_file):
             time.sleep(0.05)
-        print("started (pid %d)" % running_pid(pid_file))
+        _say("started (pid %d)" % running_pid(pid_file))
         return True
     os.setsid()
     if os.fork():
@@ -154,7 +161,7 @@ def serve(args: argparse.Namespace) -> int:
         if not args.pid_file:
             raise StartError("--daemon needs --pid-file")
         if running_pid(args.pid_file):
-            print("already running (pid %d)" % running_pid(args.pid_file))
+            _say("already running (pid %d)" % running_pid(args.pid_file))
             return 0
         if _daemonize(args.pid_file):
             return 0
@@ -187,16 +194,16 @@ def main(argv: t.Optional[t.Sequence[str]] = None) -> int:
             password = sys.stdin.readline().rstrip("\n")
             if not password:
                 raise StartError("no password on stdin")
-            print(hash_password(password))
+            _say(hash_password(password))
             return 0
         if args.command == "check-config":
             config, web = _configs(args)
-            print("ok: %d site(s) %s, module(s) %s, %s%s" % (
+            _say("ok: %d site(s) %s, module(s) %s, %s%s" % (
                 len(config.sites), ", ".join(sorted(config.sites)), ", ".join(sorted(config.modules)),
                 "TLS" if web.context else "plain HTTP", ", basic auth" if web.auth else ""))
             return 0
         return serve(args)
     except (ConfigError, StartError, OSError) as exc:
         LOG.error("%s", exc)  # a daemon's stderr is gone: its log file says why it stopped
-        print("%s: %s" % (PROGRAM, exc), file=sys.stderr)
+        _say("%s: %s" % (PROGRAM, exc), sys.stderr)
         return 2

@@ -99,8 +99,8 @@ def number(value: float) -> str:
 class Exposition:
     """Samples grouped by family; ``render`` writes each family's HELP and TYPE once."""
 
-    def __init__(self, families: t.Mapping[str, tuple[str, str]] = FAMILIES) -> None:
-        self.families = families
+    def __init__(self, families: t.Optional[t.Mapping[str, tuple[str, str]]] = None) -> None:
+        self.families = FAMILIES if families is None else families
         self.samples: dict[str, list[tuple[tuple[tuple[str, t.Any], ...], float]]] = {}
 
     def add(self, name: str, value: float, **labels: t.Any) -> None:

@@ -237,4 +237,3 @@ class ExporterServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
         host, port = self.server_address[:2]
         host = "[%s]" % host if ":" in host else host
         return "%s://%s:%d/" % ("https" if self.web.context is not None else "http", host, port)
-

@@ -69,7 +69,7 @@ class BasicAuth:
         if not header or len(header) > MAX_CREDENTIAL_CHARS or not header.startswith("Basic "):
             return False
         try:
-            user, _, password = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8").partition(":")
+            user, _colon, password = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8").partition(":")
         except (ValueError, binascii.Error, UnicodeDecodeError):
             return False
         mac = hmac.new(self._key, ("%s:%s" % (user, password)).encode("utf-8"), "sha256").digest()
