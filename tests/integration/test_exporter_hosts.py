@@ -144,10 +144,11 @@ def test_what_the_exporters_user_can_and_cannot_do(rig: Rig) -> None:
     assert as_user("echo x >> /etc/commsgw-probe-exporter/config.json") != 0
     assert as_user("sudo -n true") != 0
     # The exporter's own view of the file system (ProtectSystem=strict): read-only even for root, but for
-    # Kamailio's run directory (the RPC reply socket); /var/tmp, writable for its user elsewhere, is not here.
+    # Kamailio's run directory (the RPC reply socket) and its private /tmp and /var/tmp (PrivateTmp).
     pid = rig.exporter_pid()
-    inside = rig.lab.ssh(AMS.name, "nsenter -t %d -m -- touch /var/tmp/planted" % pid, become=True)
-    assert inside.returncode != 0 and "Read-only file system" in inside.stderr, inside.stderr
+    for path in ("/etc/planted", "/var/lib/planted", "/usr/local/lib/commsgw-probe-exporter/planted"):
+        inside = rig.lab.ssh(AMS.name, "nsenter -t %d -m -- touch %s" % (pid, path), become=True)
+        assert inside.returncode != 0 and "Read-only file system" in inside.stderr, (path, inside.stderr)
     assert rig.lab.ssh(AMS.name, "nsenter -t %d -m -- sh -c 'touch /run/kamailio/.x && rm /run/kamailio/.x'" % pid,
                        become=True).returncode == 0
 
@@ -175,7 +176,7 @@ def test_a_scrape_from_the_network_sees_acg_and_the_sbc(rig: Rig) -> None:
 
 
 def test_started_as_root_it_refuses(rig: Rig) -> None:
-    proc = rig.lab.ssh(AMS.name, "python3 -I /usr/local/lib/commsgw-probe-exporter/commsgw-probe-exporter serve "
+    proc = rig.lab.ssh(AMS.name, "python3 -I -B /usr/local/lib/commsgw-probe-exporter/commsgw-probe-exporter serve "
                                  "--config /etc/commsgw-probe-exporter/config.json", become=True, timeout=60)
     assert proc.returncode == 2 and "refusing to run as root" in proc.stderr, proc.stderr
 
@@ -194,8 +195,8 @@ def test_tls_and_basic_auth_from_the_role(rig: Rig) -> None:
     for source, name in ((cert.chain, "exporter.crt"), (cert.key, "exporter.key")):
         rig.lab.copy_to(AMS.name, source, "/etc/commsgw-probe-exporter/tls/" + name, become=True, mode="0640")
     rig.root(AMS, "chgrp %s /etc/commsgw-probe-exporter/tls/*" % USER)
-    hashed = rig.root(AMS, "echo 'scrape me' | python3 -I /usr/local/lib/commsgw-probe-exporter/commsgw-probe-exporter "
-                           "hash-password").strip()
+    hashed = rig.root(AMS, "echo 'scrape me' | python3 -I -B /usr/local/lib/commsgw-probe-exporter/"
+                           "commsgw-probe-exporter hash-password").strip()
     inventory = rig.write({"probe_exporter_tls_cert_file": "/etc/commsgw-probe-exporter/tls/exporter.crt",
                            "probe_exporter_tls_key_file": "/etc/commsgw-probe-exporter/tls/exporter.key",
                            "probe_exporter_basic_auth_users": {"prometheus": hashed}})

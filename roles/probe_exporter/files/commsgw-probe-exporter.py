@@ -4,7 +4,7 @@
 """commsgw-probe-exporter: the commsgw.routing live probe per Prometheus scrape (docs/monitoring.md).
 
 Installed on the SBC host by the commsgw.routing.probe_exporter role and run as
-``python3 -I <this file> serve --config ...``: its libraries (exporter/*, the probe and what they import)
+``python3 -I -B <this file> serve --config ...``: its libraries (exporter/*, the probe and what they import)
 lie next to it under the collection's own layout, ansible_collections/commsgw/routing/plugins/module_utils,
 so this directory goes first on sys.path (-I keeps PYTHONPATH and the user's site out).
 """
