@@ -20,6 +20,17 @@ options:
     type: list
     elements: str
     required: true
+  layout:
+    description:
+      - V(module_utils) names each file by its path under C(plugins/module_utils) (C(kamailio/rows.py)); every shipped
+        collection import needs its plain fallback import.
+      - V(collection) names each file by its path under the collection's own layout
+        (C(ansible_collections/commsgw/routing/plugins/module_utils/probe.py)); the program puts the directory they are
+        installed in first on C(sys.path) and imports them by their collection path, so no fallback is needed (the
+        probe exporter ships this way).
+    type: str
+    choices: [module_utils, collection]
+    default: module_utils
 """
 
 EXAMPLES = r"""
@@ -31,6 +42,10 @@ EXAMPLES = r"""
   loop: "{{ query('commsgw.routing.shipped_code', 'kamailio.refresher') }}"
   loop_control:
     label: "{{ item.name }}"
+
+- name: The probe exporter and the probe, under the collection layout
+  ansible.builtin.debug:
+    msg: "{{ query('commsgw.routing.shipped_code', 'exporter.main', layout='collection') | map(attribute='name') }}"
 """
 
 RETURN = r"""
@@ -50,16 +65,21 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.commsgw.routing.plugins.module_utils.shipped import ShippedCodeError, shipped_files
+from ansible_collections.commsgw.routing.plugins.module_utils.shipped import (
+    ShippedCodeError, shipped_files, shipped_tree)
 
 
 class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
+        layout = kwargs.get("layout", "module_utils")
+        if layout not in ("module_utils", "collection"):
+            raise AnsibleLookupError("layout: %r; expected module_utils or collection" % (layout,))
+        ship = shipped_tree if layout == "collection" else shipped_files
         items = []
         seen = set()
         for term in terms:
             try:
-                files = shipped_files(str(term))
+                files = ship(str(term))
             except ShippedCodeError as exc:
                 raise AnsibleLookupError(str(exc)) from exc
             for name, content in files.items():

@@ -17,7 +17,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.probe_exchange imp
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_settings import (
     FAIL, PASS, WARN, PeerTarget, ProbeSettings)
 from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
-    DnsLookupError, audit_srv, check_ttl, resolve_srv)
+    DnsLookupError, audit_srv, observe_ttl, resolve_srv)
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import limits_for
 
 
@@ -61,12 +61,15 @@ def resolve_record(record: t.Mapping[str, t.Any], ranges: t.Sequence[str], kind:
 
 
 def provisioning_ttl(api: t.Mapping[str, t.Any], settings: ProbeSettings) -> dict[str, t.Any]:
-    finding = check_ttl(api["hostname"], int(api.get("max_ttl_s", 60)), settings.resolver,
-                        path="provisioning_api.hostname")
+    """R-21 for the provisioning API record: verdict, detail, the TTL served (``ttl_s``, None when unread)
+    and the limit (``max_ttl_s``)."""
+    max_ttl = int(api.get("max_ttl_s", 60))
+    ttl, finding = observe_ttl(api["hostname"], max_ttl, settings.resolver, path="provisioning_api.hostname")
+    found = {"hostname": api["hostname"], "ttl_s": ttl, "max_ttl_s": max_ttl}
     if finding is None:
-        return {"hostname": api["hostname"], "verdict": PASS, "detail": "TTL within %s s" % api.get("max_ttl_s", 60)}
+        return dict(found, verdict=PASS, detail="TTL within %s s" % max_ttl)
     if finding.severity == "error":
         verdict = FAIL if settings.thresholds.fail_on_provisioning_ttl else WARN
     else:
         verdict = WARN
-    return {"hostname": api["hostname"], "verdict": verdict, "detail": finding.message}
+    return dict(found, verdict=verdict, detail=finding.message)

@@ -31,14 +31,21 @@ def module_utils_dir() -> str:
     return os.path.dirname(os.path.abspath(__file__))
 
 
-def _imports(tree: ast.AST) -> tuple[list[str], set[str]]:
-    """(module_utils modules imported by the collection path, names imported by a plain import)."""
+def _imports(tree: ast.AST, directory: t.Optional[str] = None) -> tuple[list[str], set[str]]:
+    """(module_utils modules imported by the collection path, names imported by a plain import).
+
+    With ``directory`` (module_utils), ``from PACKAGE.kamailio import readback`` also names the submodule
+    ``kamailio.readback`` when that file exists there."""
     collection: list[str] = []
     plain: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             if node.module.startswith(PACKAGE + "."):
-                collection.append(node.module[len(PACKAGE) + 1:])
+                module = node.module[len(PACKAGE) + 1:]
+                collection.append(module)
+                if directory is not None:
+                    submodules = ("%s.%s" % (module, alias.name) for alias in node.names)
+                    collection.extend(m for m in submodules if os.path.isfile(os.path.join(directory, _file_name(m))))
             elif node.module == PACKAGE:
                 collection.extend(alias.name for alias in node.names)
             elif not node.module.startswith("ansible_collections."):
@@ -74,17 +81,35 @@ def shipped_files(entry: str = REFRESHER, directory: t.Optional[str] = None) -> 
 
     A module in a package (``kamailio.view``) is named by its path (``kamailio/view.py``) and brings
     the package's ``__init__.py``, so the plain import ``from kamailio.rows import ...`` works on the host."""
-    directory = directory or module_utils_dir()
+    return _closure(entry, directory or module_utils_dir(), plain_imports=True)
+
+
+def shipped_tree(entry: str, directory: t.Optional[str] = None) -> dict[str, str]:
+    """``{path: text}`` of ``entry`` and every module_utils module it needs, under the collection's own
+    layout (``ansible_collections/commsgw/routing/plugins/module_utils/probe.py``): a lib directory on
+    the host that is put first on ``sys.path`` imports them by their collection path, so they need no
+    plain fallback imports (the probe exporter ships this way)."""
+    found = _closure(entry, directory or module_utils_dir(), plain_imports=False)
+    prefix = PACKAGE.replace(".", "/") + "/"
+    return {prefix + name: text for name, text in found.items()}
+
+
+def _closure(entry: str, directory: str, plain_imports: bool) -> dict[str, str]:
+    """The files of ``entry`` and what it imports, directly or not; ``plain_imports``: each collection
+    import needs its plain fallback (files installed flat next to a script)."""
     found: dict[str, str] = {}
     todo = [entry]
     while todo:
         module = todo.pop(0)
         name = _file_name(module)
+        if not plain_imports and os.path.isdir(os.path.join(directory, *module.split("."))):
+            name = _file_name(module + ".__init__")  # ``from PACKAGE.kamailio import readback`` imports the package
         if name in found:
             continue
         text = _read(directory, name, module, entry)
-        collection, plain = _imports(ast.parse(text, filename=os.path.join(directory, name)))
-        missing = sorted(set(collection) - plain)
+        tree = ast.parse(text, filename=os.path.join(directory, name))
+        collection, plain = _imports(tree) if plain_imports else _imports(tree, directory)
+        missing = sorted(set(collection) - plain) if plain_imports else []
         if missing:
             raise ShippedCodeError(
                 "module_utils/%s is shipped to SBC hosts (it is imported by %s) but imports %s by the collection "

@@ -65,22 +65,29 @@ def check_ttl(name: str, max_ttl: int = PROVISIONING_API_MAX_TTL_S,
     would keep using a failed region. A name that cannot be resolved is only a warning, since the
     check cannot be made (labs often have no provisioning API).
     """
+    return observe_ttl(name, max_ttl, settings, path)[1]
+
+
+def observe_ttl(name: str, max_ttl: int = PROVISIONING_API_MAX_TTL_S,
+                settings: t.Optional[ResolverSettings] = None, path: str = "base_domain"
+                ) -> tuple[t.Optional[int], t.Optional[Finding]]:
+    """``check_ttl`` plus the TTL served (None when the record could not be read): the probe exporter's metric."""
     settings = settings or ResolverSettings()
     name = normalise_fqdn(name)
     try:
         answer = lookup(settings.resolver(), name, "A", settings.describe())
     except DnsLookupError as exc:
-        return Finding(WARNING, path, "cannot check the provisioning API TTL: %s [%s]" % (exc, exc.kind),
-                       "an A record for %s with a TTL of at most %d s" % (name, max_ttl), name, "R-21")
+        return None, Finding(WARNING, path, "cannot check the provisioning API TTL: %s [%s]" % (exc, exc.kind),
+                             "an A record for %s with a TTL of at most %d s" % (name, max_ttl), name, "R-21")
     if answer.rrset is None:  # resolve() raises NoAnswer first
-        return Finding(WARNING, path, "cannot check the provisioning API TTL: empty answer for %s" % name,
-                       "an A record for %s" % name, name, "R-21")
+        return None, Finding(WARNING, path, "cannot check the provisioning API TTL: empty answer for %s" % name,
+                             "an A record for %s" % name, name, "R-21")
     ttl = int(answer.rrset.ttl)
     if ttl > max_ttl:
-        return Finding(ERROR, path, "the provisioning API record %s is served with a %d s TTL via %s"
-                       % (name, ttl, settings.describe()),
-                       "a TTL of at most %d s, so clients follow a regional failover" % max_ttl, ttl, "R-21")
-    return None
+        return ttl, Finding(ERROR, path, "the provisioning API record %s is served with a %d s TTL via %s"
+                            % (name, ttl, settings.describe()),
+                            "a TTL of at most %d s, so clients follow a regional failover" % max_ttl, ttl, "R-21")
+    return ttl, None
 
 
 def deployment_records(deployment: Deployment) -> list[tuple[str, str, list[str]]]:

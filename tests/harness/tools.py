@@ -22,7 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 # The Debian package that brings each program (scripts/debian-packages.txt installs them).
 PACKAGES = {"kamailio": "kamailio", "sipp": "sip-tester", "knotd": "knot", "unshare": "util-linux",
             "openssl": "openssl", "systemd-nspawn": "systemd-container", "ssh": "openssh-client",
-            "debootstrap": "debootstrap"}
+            "debootstrap": "debootstrap", "promtool": "prometheus", "prometheus": "prometheus",
+            "prometheus-alertmanager": "prometheus-alertmanager", "chromium": "chromium"}
 
 
 def needs(*programs: str) -> pytest.MarkDecorator:

@@ -190,8 +190,10 @@ def test_scripts_lab_shows_failover(tmp_path: Path) -> None:
     assert proc.returncode == 0, output[-8000:]
     assert "RESULT: FAILOVER OK" in proc.stdout
     # Progress was visible: every step announced itself.
-    for step in range(1, 10):
-        assert "[%d/9]" % step in proc.stderr
+    for step in range(1, 11):
+        assert "[%d/10]" % step in proc.stderr
+    # The probe exporters ran and said where their status pages are (docs/monitoring.md).
+    assert "status page of sbc-ams-1's probe exporter: http://127.0.70.1:9473/" in proc.stderr
     report = json.loads((lab_dir / "report.json").read_text())
     # TLS on Kamailio 6.0 only: on Debian 12 the push role ran it from the rootfs (kamailio_rootfs).
     assert report["sbc_version"].startswith("kamailio 6."), report["sbc_version"]
