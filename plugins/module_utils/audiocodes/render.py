@@ -134,7 +134,7 @@ def _peer_rows(rows: Rows, set_index: int, peers: t.Sequence[t.Mapping[str, t.An
 
 
 def _proxy_set(rows: Rows, index: int, name: str, interface: str, keep_alive: bool, plan: t.Mapping[str, t.Any],
-               tls: t.Optional[str], base: str) -> None:
+               tls: t.Optional[str], base: str, field: str) -> None:
     health = plan["health"]
     values: dict[str, t.Any] = {"proxy-name": name, "sbcipv4-sip-int-name": interface,
                                 "proxy-enable-keep-alive": "using-options" if keep_alive else "disable"}
@@ -150,7 +150,7 @@ def _proxy_set(rows: Rows, index: int, name: str, interface: str, keep_alive: bo
         "proxy-keep-alive-time": "health.interval_s", "success-detect-int": "health.interval_s",
         "success-detect-retries": "health.recovery_threshold", "keepalive-fail-resp": "retry.retry_codes",
         "sbcipv4-sip-int-name": base + ".sip_interfaces", "tls-context-name": base + ".tls_context",
-        "proxy-name": "trunk_groups[].region"})
+        "proxy-name": field + ".region"})
 
 
 def _ip_group(rows: Rows, index: int, name: str, proxy_set: str, hostname: t.Optional[str], reasons: str,
@@ -176,6 +176,7 @@ def _dns_rows(rows: Rows, plan: t.Mapping[str, t.Any], base: int) -> None:
     nothing itself (the proxy addresses are the plan's addresses) and the read-back names each peer's
     SRV target from here."""
     targets: dict[str, tuple[str, list[str]]] = {}
+    owners: dict[str, str] = {}
     records = [("trunk_groups[%d]" % i, g) for i, g in enumerate(plan["trunk_groups"])]
     records += [("mcp.records[%d]" % i, r) for i, r in enumerate((plan.get("mcp") or {}).get("records") or [])]
     for field, record in records:
@@ -186,6 +187,13 @@ def _dns_rows(rows: Rows, plan: t.Mapping[str, t.Any], base: int) -> None:
                                   "has %d addresses; the Internal DNS table holds three per name" % len(addresses))
             if addresses:
                 targets.setdefault(peer["target"], ("%s.peers[%d].target" % (field, number), addresses))
+                for address in addresses:  # the read-back names a peer's target by its address
+                    other = owners.setdefault(address, peer["target"])
+                    if other != peer["target"]:
+                        raise RenderError("%s.peers[%d].addresses" % (field, number),
+                                          "%s is an address of both %s and %s; the Mediant keeps addresses, "
+                                          "so its read-back could not tell them apart" % (address, other,
+                                                                                          peer["target"]))
     if len(targets) > 20:
         raise RenderError("trunk_groups", "names %d SRV targets; the Internal DNS table holds 20" % len(targets))
     for position, (target, (field, addresses)) in enumerate(sorted(targets.items())):
@@ -224,11 +232,12 @@ def render(plan: t.Mapping[str, t.Any], raw_settings: t.Mapping[str, t.Any]) -> 
             raise RenderError("trunk_groups[%d].peers" % position, "SRV record %s is not resolved; the Mediant gets "
                               "explicit addresses (render with resolved peers)" % group["srv_name"])
         name = group_name("ACG", group)
-        _proxy_set(rows, base + position, name, settings.acg_interface, True, plan, tls, settings.base)
+        _proxy_set(rows, base + position, name, settings.acg_interface, True, plan, tls, settings.base,
+                   "trunk_groups[%d]" % position)
         _peer_rows(rows, base + position, group["peers"], transport, "trunk_groups[%d]" % position)
         _ip_group(rows, base + position, name, name, group["hostname"], ACG_RETRY_SET, "trunk_groups[%d]" % position)
     core_slot = base + len(groups)
-    _proxy_set(rows, core_slot, CORE_NAME, settings.core_interface, False, plan, None, settings.base)
+    _proxy_set(rows, core_slot, CORE_NAME, settings.core_interface, False, plan, None, settings.base, settings.base)
     rows["proxy_ip"][(core_slot, 0)] = checked("proxy_ip", {"proxy-address": settings.core_next_hop,
                                                             "transport-type": settings.core_transport},
                                                {"proxy-address": settings.base + ".core_next_hop",
@@ -272,13 +281,13 @@ def _mcp_rows(rows: Rows, plan: t.Mapping[str, t.Any], settings: Settings, trans
         if not record.get("peers"):
             continue  # unresolved or empty: the plan's fallback record serves its requests
         name = group_name("MCP", record)
-        _proxy_set(rows, slot, name, settings.acg_interface, False, plan, tls, settings.base)
+        _proxy_set(rows, slot, name, settings.acg_interface, False, plan, tls, settings.base, field)
         _peer_rows(rows, slot, record["peers"], transport, field)
         _ip_group(rows, slot, name, name, record["hostname"], MCP_RETRY_SET, field)
         result.append({"name": name, "hostname": record["hostname"], "order": record["order"]})
         slot += 1
     if mcp.get("continue_next_hop"):
-        _proxy_set(rows, slot, CONTINUE_NAME, settings.core_interface, False, plan, None, settings.base)
+        _proxy_set(rows, slot, CONTINUE_NAME, settings.core_interface, False, plan, None, settings.base, "mcp")
         rows["proxy_ip"][(slot, 0)] = checked("proxy_ip", {"proxy-address": _hop(mcp["continue_next_hop"],
                                                                                  "mcp.continue_next_hop"),
                                                            "transport-type": settings.core_transport},

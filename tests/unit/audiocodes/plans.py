@@ -21,18 +21,25 @@ def inventory_dirs() -> list[Path]:
 
 
 def answers_for(plan: t.Mapping[str, t.Any], targets: int = 3) -> dict[str, t.Any]:
-    """SRV answers for every record of ``plan``: ``targets`` targets per record in the record's first
-    /28 (priority 10 weights 60/40, then priority 20), port from srv_limits."""
+    """SRV answers for every record of ``plan``. A trunk group: ``targets`` targets in its region's
+    first /28 (priority 10 weights 60/40, then priority 20). An MCP record (as ACG publishes it, R-18):
+    the record's own region's MCP first (priority 10), the other region's MCP at priority 20, each an
+    address of its region's /28 that no SIP peer uses."""
     answers: dict[str, t.Any] = {}
     port = plan["srv_limits"]["ports"][0]
-    records = list(plan["trunk_groups"]) + list((plan.get("mcp") or {}).get("records") or [])
-    for record in records:
-        network = ipaddress.ip_network(record["ip_ranges"][0])
-        label = record["srv_name"].split(".")[2]
-        shapes = [(10, 60), (10, 40), (20, 0), (30, 5)]
-        answers[record["srv_name"]] = {"name": record["srv_name"], "ttl": 300, "targets": [
+    shapes = [(10, 60), (10, 40), (20, 0), (30, 5)]
+    for group in plan["trunk_groups"]:
+        network = ipaddress.ip_network(group["ip_ranges"][0])
+        label = group["srv_name"].split(".")[2]
+        answers[group["srv_name"]] = {"name": group["srv_name"], "ttl": 300, "targets": [
             {"priority": p, "weight": w, "port": port, "target": "t%d.%s.peers.example" % (n, label),
              "addresses": [str(network[n + 1])]} for n, (p, w) in enumerate(shapes[:targets])]}
+    regions = {g["region"]: ipaddress.ip_network(g["ip_ranges"][0]) for g in plan["trunk_groups"]}
+    for record in (plan.get("mcp") or {}).get("records") or []:
+        ordered = [record["region"]] + sorted(r for r in regions if r != record["region"])
+        answers[record["srv_name"]] = {"name": record["srv_name"], "ttl": 300, "targets": [
+            {"priority": 10 * (n + 1), "weight": 50, "port": port, "target": "mcp.%s.peers.example" % region,
+             "addresses": [str(regions[region][9])]} for n, region in enumerate(ordered)]}
     return answers
 
 
