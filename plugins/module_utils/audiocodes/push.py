@@ -55,8 +55,10 @@ def _ours(device: Rows, wanted: Rows, index_base: int) -> Rows:
     return current
 
 
-def _mismatches(device: Rows, wanted: Rows, index_base: int) -> list[str]:
-    script, steps = change_script(_ours(device, wanted, index_base), wanted, _partial_params(wanted))
+def _mismatches(device: Rows, wanted: Rows, index_base: int,
+                managed: t.Optional[t.Mapping[str, t.Collection[str]]] = None) -> list[str]:
+    script, steps = change_script(_ours(device, wanted, index_base), wanted,
+                                  managed if managed is not None else _partial_params(wanted))
     return ["%s %s %s" % (s["action"], s["table"], "/".join(str(i) for i in s["index"])) for s in steps] if script \
         else []
 
@@ -111,11 +113,12 @@ def _rollback(client: t.Any, saved: Rows, wanted: Rows, base: int, result: dict[
         current = _ours(now, saved, base)
         for key in PARTIAL:  # the partial rows we touched: back to the saved values of what we set
             current[key] = {i: r for i, r in owned_rows(now, base)[key].items() if i in wanted.get(key, {})}
-        script, _steps = change_script(current, saved, _partial_params(wanted))
+        managed = _partial_params(wanted)
+        script, _steps = change_script(current, saved, managed)
         result["rollback_script"] = script
         if script:
             client.put_incremental(script)
-            left = _mismatches(ini.rows_from_ini(client.get_ini()), saved, base)
+            left = _mismatches(ini.rows_from_ini(client.get_ini()), saved, base, managed)
             if left:
                 raise DeviceError("rows differ from the saved ones after the rollback: " + ", ".join(left))
         result["rolled_back"] = True
