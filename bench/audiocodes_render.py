@@ -30,16 +30,19 @@ def _deployment_plans(sites: int) -> list[dict[str, t.Any]]:
     """``sites`` site plans: the production deployment's plan repeated with the site renamed (a site
     plan depends on its site and its local region only, so its size and render cost are the same)."""
     base = P.resolved_plans("production")
-    return [dict(copy.deepcopy(base[n % len(base)]), site={"name": "site%02d" % n,
-                                                            "local_region": base[n % len(base)]["site"]["local_region"]})
-            for n in range(sites)]
+    result = []
+    for number in range(sites):
+        plan = copy.deepcopy(base[number % len(base)])
+        plan["site"] = {"name": "site%02d" % number, "local_region": plan["site"]["local_region"]}
+        result.append(plan)
+    return result
 
 
 def bench_render(sites: int, runs: int) -> tuple[float, int]:
     plans = _deployment_plans(sites)
     settings = P.settings()
     timings = []
-    for _ in range(runs):
+    for _run in range(runs):
         start = time.perf_counter()
         for plan in plans:
             artefacts = render.render(plan, settings)
@@ -81,7 +84,7 @@ def bench_round_trips() -> dict[str, int]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
     for sites in (2, 20):

@@ -138,9 +138,9 @@ class Device:
 
     def _check(self, table_key: str, index: tuple[int, ...], row: dict[str, t.Any]) -> t.Optional[str]:
         unique = UNIQUE.get(table_key)
-        if unique and row.get(unique) and any(r.get(unique) == row[unique] for i, r in self.rows[table_key].items()
-                                              if i != index):
-                return "%s %r is already used by another row" % (unique, row[unique])
+        taken = [r.get(unique) for i, r in self.rows[table_key].items() if i != index] if unique else []
+        if unique and row.get(unique) and row[unique] in taken:
+            return "%s %r is already used by another row" % (unique, row[unique])
         for (source, param), (target, name_param) in REFERENCES.items():
             if source == table_key and row.get(param) and row[param] != "Any" and not any(
                     r.get(name_param) == row[param] for r in self.rows[target].values()):
@@ -243,7 +243,7 @@ def _file_part(body: bytes, content_type: str) -> t.Optional[str]:
     if not match:
         return None
     for part in body.split(b"--" + match.group(1).strip('"').encode()):
-        head, _, content = part.partition(b"\r\n\r\n")
+        head, _sep, content = part.partition(b"\r\n\r\n")
         if b'name="file"' in head:
             return content[:-2].decode("utf-8") if content.endswith(b"\r\n") else content.decode("utf-8")
     return None

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""REST client of a Mediant (SBC firmware 7.4), standard library only (urllib, ssl).
+"""REST client of a Mediant (SBC firmware 7.4) on ``ansible.module_utils.urls.open_url`` (the collection's
+one HTTP path: it runs on the controller and in an execution environment alike).
 
 Only the documented calls (references.py): ``GET /api/v1/status``, ``GET /api/v1/files/ini`` and
 ``PUT /api/v1/files/cliScript/incremental`` (multipart field ``file``, applied without a reset).
@@ -19,13 +20,13 @@ There is deliberately no method for ``PUT /api/v1/files/ini``: a full ini upload
 
 from __future__ import annotations
 
-import base64
 import json
-import ssl
 import time
 import typing as t
 import urllib.error
-import urllib.request
+
+from ansible.module_utils.urls import ConnectionError as UrlsConnectionError
+from ansible.module_utils.urls import SSLValidationError, open_url
 
 BOUNDARY = "----commsgw-routing-cli-script"
 
@@ -72,54 +73,54 @@ class MediantClient:
             raise ValueError("base_url %r: expected https://host[:port]" % base_url)
         self.base_url = base_url.rstrip("/")
         self.warnings: list[str] = []
-        token = base64.b64encode(("%s:%s" % (username, password)).encode("utf-8")).decode("ascii")
-        self._auth = "Basic " + token
+        self._credentials = (username, password)
+        self.ca_file = ca_file
+        self.verify = verify
         self.timeout_s = timeout_s
         self.conflict_attempts = max(1, conflict_attempts)
         self.conflict_delay_s = conflict_delay_s
         self._sleep = sleep
         self.round_trips = 0
-        self._context: t.Optional[ssl.SSLContext] = None
-        if self.base_url.startswith("https://"):
-            self._context = ssl.create_default_context(cafile=ca_file)
-            self._context.minimum_version = ssl.TLSVersion.TLSv1_2
-            if not verify:
-                self._context.check_hostname = False
-                self._context.verify_mode = ssl.CERT_NONE
-                self.warnings.append("the Mediant's REST certificate is not verified (verify=false): anyone on the "
-                                     "path can read the credentials and the configuration")
-        else:
+        if not self.base_url.startswith("https://"):
             self.warnings.append("plain HTTP to the Mediant REST API: credentials and configuration travel in clear")
+        elif not verify:
+            self.warnings.append("the Mediant's REST certificate is not verified (verify=false): anyone on the "
+                                 "path can read the credentials and the configuration")
 
     def __repr__(self) -> str:  # never the credentials
         return "MediantClient(%r)" % self.base_url
 
+    def _send(self, method: str, path: str, body: t.Optional[bytes], content_type: t.Optional[str]
+              ) -> tuple[int, bytes]:
+        """One HTTP exchange: (status, body) whatever the status; transport failures are DeviceError."""
+        self.round_trips += 1
+        headers = {"Content-Type": content_type} if content_type else {}
+        try:
+            response = open_url(self.base_url + path, data=body, headers=headers, method=method,
+                                timeout=self.timeout_s, validate_certs=self.verify, ca_path=self.ca_file,
+                                url_username=self._credentials[0], url_password=self._credentials[1],
+                                force_basic_auth=True, use_proxy=False, follow_redirects="none", use_netrc=False)
+            return int(response.getcode()), response.read()
+        except urllib.error.HTTPError as exc:
+            return int(exc.code), exc.read()
+        except (SSLValidationError, UrlsConnectionError, urllib.error.URLError, OSError) as exc:
+            raise DeviceError("%s %s: %s" % (method, path, getattr(exc, "reason", exc))) from exc
+
     def _request(self, method: str, path: str, body: t.Optional[bytes] = None,
                  content_type: t.Optional[str] = None) -> tuple[int, bytes]:
-        for attempt in range(1, self.conflict_attempts + 1):
-            request = urllib.request.Request(self.base_url + path, data=body, method=method)
-            request.add_header("Authorization", self._auth)
-            if content_type:
-                request.add_header("Content-Type", content_type)
-            self.round_trips += 1
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout_s, context=self._context) as response:
-                    return response.status, response.read()
-            except urllib.error.HTTPError as exc:
-                status, payload = exc.code, exc.read()
-            except (urllib.error.URLError, OSError) as exc:
-                raise DeviceError("%s %s: %s" % (method, path, getattr(exc, "reason", exc))) from exc
+        attempt = 1
+        while True:
+            status, payload = self._send(method, path, body, content_type)
             if status == 401:
                 raise CredentialsError("%s %s: 401, the device refused the user name or password" % (method, path),
                                        401)
-            if status == 409:
-                if attempt < self.conflict_attempts:
-                    self._sleep(self.conflict_delay_s)
-                    continue
+            if status != 409:
+                return status, payload
+            if attempt >= self.conflict_attempts:
                 raise DeviceBusy("%s %s: still 409 (HA synchronisation in progress) after %d tries %.0f s apart: %s"
                                  % (method, path, attempt, self.conflict_delay_s, _description(payload)), 409)
-            return status, payload
-        raise AssertionError("unreachable")
+            self._sleep(self.conflict_delay_s)
+            attempt += 1
 
     def status(self) -> dict[str, t.Any]:
         status, payload = self._request("GET", "/api/v1/status")

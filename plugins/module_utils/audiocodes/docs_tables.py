@@ -5,9 +5,8 @@
 
 docs/platforms/audiocodes.md holds their output between ``<!-- grammar:begin -->`` /
 ``<!-- grammar:end -->`` and ``<!-- references:begin -->`` / ``<!-- references:end -->``;
-tests/unit/audiocodes/test_grammar.py fails when the document and the data disagree, and
-``python -m ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.docs_tables`` prints
-the current tables.
+tests/unit/audiocodes/test_grammar.py fails when the document and the data disagree (its message
+says to paste ``grammar_markdown()`` / ``references_markdown()`` there).
 """
 
 from __future__ import annotations
@@ -39,8 +38,8 @@ def grammar_markdown() -> str:
             " (index columns %s)" % ", ".join("`%s`" % c for c in table.index_columns) if table.index_columns else "",
             limit, table.basis, table.ref))
         for param in table.params:
-            lines.append("| &nbsp;&nbsp;`%s` | `%s` | %s | %s | %s |" % (param.cli, param.ini, _values(param),
-                                                                          param.basis, param.ref))
+            cells = (param.cli, param.ini, _values(param), param.basis, param.ref)
+            lines.append("| &nbsp;&nbsp;`%s` | `%s` | %s | %s | %s |" % cells)
     return "\n".join(lines) + "\n"
 
 
@@ -50,8 +49,3 @@ def references_markdown() -> str:
         page = "[%s](%s)" % (title, address) if address else "%s (address not recorded by the search index)" % title
         lines.append("| %s | %s | %s |" % (key, page, what))
     return "\n".join(lines) + "\n"
-
-
-if __name__ == "__main__":
-    print(grammar_markdown())
-    print(references_markdown())

@@ -84,7 +84,8 @@ def value_problem(param: Param, value: t.Any) -> t.Optional[str]:
         "action": lambda v: bool(_ACTION.match(v)),
     }
     if not checks[kind](value):
-        expected = {"enum": "one of " + ", ".join(k for k, _ in param.enum)}.get(kind, "a %s value" % kind)
+        keywords = ", ".join(keyword for keyword, _number in param.enum)
+        expected = "one of " + keywords if kind == "enum" else "a %s value" % kind
         return "%s %r is not %s" % (param.cli, value, expected)
     return None
 
@@ -102,8 +103,10 @@ def _is_ipv4(value: str) -> bool:
 
 
 def _is_host_port(value: str) -> bool:
-    address, _, port = value.rpartition(":")
-    return (_is_ipv4(address) or (_is_fqdn(address) and not address.replace(".", "").isdigit())) and port.isdigit() and 1 <= int(port) <= 65535 and str(int(port)) == port
+    address, _sep, port = value.rpartition(":")
+    if not (port.isdigit() and 1 <= int(port) <= 65535 and str(int(port)) == port):
+        return False
+    return _is_ipv4(address) or (_is_fqdn(address) and not address.replace(".", "").isdigit())
 
 
 def _is_codes(value: str, most: int) -> bool:

@@ -40,7 +40,7 @@ def _peers(rows: Rows, proxy_set: str, targets: t.Mapping[str, str]) -> list[dic
     for index, row in sorted(rows["proxy_ip"].items()):
         if index[:1] != set_index:
             continue
-        address, _, port = str(row.get("proxy-address", "")).rpartition(":")
+        address, _sep, port = str(row.get("proxy-address", "")).rpartition(":")
         peers.append({"target": targets.get(address, address), "address": address, "port": int(port or 0),
                       "priority": int(row.get("priority", 0)), "weight": int(row.get("weight", 0))})
     return sorted(peers, key=lambda p: (p["priority"], peer_key(p)))

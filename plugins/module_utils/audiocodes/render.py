@@ -90,7 +90,7 @@ def _hop(raw: t.Any, path: str) -> str:
     text = "%s:%s" % (raw.get("host"), raw.get("port")) if isinstance(raw, dict) else raw
     if not isinstance(text, str) or ":" not in text:
         raise RenderError(path, "is %r, expected host:port" % (raw,))
-    host, _, port = text.rpartition(":")
+    host, _sep, port = text.rpartition(":")
     return "%s:%s" % (host.lower(), port)
 
 
@@ -161,8 +161,8 @@ def _ip_group(rows: Rows, index: int, name: str, proxy_set: str, hostname: t.Opt
         values["sip-group-name"] = hostname
     if reasons:
         values["sbc-alt-route-reasons-set"] = reasons
-    rows["ip_group"][(index,)] = checked("ip_group", values, {"name": field + ".region",
-                                                             "sip-group-name": field + ".hostname"})
+    fields = {"name": field + ".region", "sip-group-name": field + ".hostname"}
+    rows["ip_group"][(index,)] = checked("ip_group", values, fields)
 
 
 def _alt_set(rows: Rows, index: int, name: str, causes: t.Sequence[str], field: str) -> None:

@@ -113,8 +113,8 @@ def change_script(current: Rows, wanted: Rows, partial_params: t.Optional[t.Mapp
             if not params and have is not None:
                 continue
             steps.append({"action": "add" if have is None else "change", "table": spec.ini, "index": list(index),
-                          "set": {n: v for n, v in params},
-                          "was": None if have is None else {n: have.get(n) for n, _ in params}})
+                          "set": dict(params),
+                          "was": None if have is None else {n: have.get(n) for n, _value in params}})
             mode = "network" if spec.mode == "network" else "voip"
             if key in PARENTS:  # child rows of a table entered from the parent row (alt rules)
                 if table(key).mode == PARENTS[key]:

@@ -105,7 +105,7 @@ def test_every_bad_line_is_listed_in_one_run() -> None:
 
 def test_network_patterns_cover_exactly_their_network() -> None:
     rng = random.Random(23)
-    for _ in range(2000):
+    for _draw in range(2000):
         network = ipaddress.IPv4Network((rng.randrange(2 ** 32), rng.randrange(1, 33)), strict=False)
         found = patterns.network_patterns(str(network))
         assert patterns.patterns_networks(found) == [str(network)]
