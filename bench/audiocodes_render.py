@@ -7,7 +7,8 @@
 (a) render time of one site plan (rows, CLI script, ini) for deployments of 2 and 20 sites
     (median of --runs renders of every site of the deployment, per site);
 (b) REST requests per SBC against the stand-in (tests/harness/mediant_sim.py, loopback HTTPS):
-    first apply, second apply (nothing to do), a one-weight change, and a refused change rolled back.
+    first apply, second apply (nothing to do), a one-weight change, a script refused at its first
+    change (nothing to roll back) and one refused after a change was applied (rolled back).
 
 Run:  PYTHONPATH=.collections:tests .venv/bin/python bench/audiocodes_render.py
 """
@@ -76,7 +77,11 @@ def bench_round_trips() -> dict[str, int]:
         server.device.refuse_line("weight 62")
         refused = copy.deepcopy(plan)
         refused["trunk_groups"][0]["peers"][0]["weight"] = 62
-        run("refused change, rolled back", refused)
+        run("refused first line", refused)
+        server.device.refuse_line("weight 64")
+        refused["trunk_groups"][0]["peers"][0]["weight"] = 63
+        refused["trunk_groups"][0]["peers"][1]["weight"] = 64
+        run("refused later line, rolled back", refused)
         assert not server.device.resets(), "a device reset was requested"
     finally:
         server.stop()
@@ -92,7 +97,7 @@ def main() -> int:
         print("(a) render, %2d sites: %.2f ms per site plan (median of %d runs), %d CLI lines per SBC"
               % (sites, per_site_ms, args.runs, lines))
     for name, trips in bench_round_trips().items():
-        print("(b) REST requests per SBC, %-28s %d" % (name + ":", trips))
+        print("(b) REST requests per SBC, %-33s %d" % (name + ":", trips))
     return 0
 
 

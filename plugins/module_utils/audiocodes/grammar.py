@@ -31,6 +31,8 @@ _ACTION = re.compile(r"^reply\(response='[1-6][0-9][0-9]'\)\Z")
 _INT = re.compile(r"^-?[0-9]{1,10}\Z")
 _INDEX = re.compile(r"^[0-9]{1,5}\Z")
 _QUOTED = re.compile(r'^"([^"\\\x00-\x1f\x7f]*)"\Z')
+# A space, quote, backslash, control or non-ASCII character: never inside a value we emit.
+_UNSAFE = re.compile(r"[^\x21-\x7e]|[\"'\\]")
 _BARE = re.compile(r"^[A-Za-z0-9_.:+*/-]+\Z")
 
 
@@ -67,7 +69,7 @@ def value_problem(param: Param, value: t.Any) -> t.Optional[str]:
         return "%s needs a string, got %r" % (param.cli, value)
     if value == "" and param.may_be_empty:
         return None  # "none" for a reference the operator's row had unset before we set it
-    if any(ord(c) < 0x21 or ord(c) > 0x7e or c in "\"'\\" for c in value) and kind != "action":
+    if kind != "action" and _UNSAFE.search(value):
         return "%s %r holds a space, quote, backslash, control or non-ASCII character" % (param.cli, value)
     if param.max_len and kind not in ("codes",) and len(value) > param.max_len:
         return "%s %r is longer than %d characters" % (param.cli, value, param.max_len)
