@@ -161,6 +161,7 @@ import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import peers_dir
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.candidate import try_candidate
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
     DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB)
@@ -179,6 +180,38 @@ def _read(path):
             return handle.read()
     except FileNotFoundError:
         return None
+
+
+# --- files in the refresher's peers directory (peers_dir.py): read, written and removed through its fd only
+
+def _read_file(config_dir, name):
+    """A rendered file's deployed text; in the peers dir without following anything (a symlink: unknown)."""
+    if name not in peers_dir.IN_PEERS_DIR:
+        return _read(os.path.join(config_dir, name))
+    try:
+        return peers_dir.read_nofollow(peers_dir.file_path(config_dir, name))
+    except OSError:
+        return None
+
+
+def _write_file(module, config_dir, name, content):
+    if name not in peers_dir.IN_PEERS_DIR:
+        _write_atomic(os.path.join(config_dir, name), content, module)
+        return
+    try:
+        uid, gid = peers_dir.account_ids(module.params["owner"], module.params["group"])
+    except KeyError as exc:
+        module.fail_json(msg="owner/group of the peer list: no such user or group %s" % exc)
+    mode = int(module.params["mode"], 8)
+    peers_dir.ensure_peers_dir(config_dir, uid, gid)
+    peers_dir.write_in(os.path.join(config_dir, peers_dir.PEERS_SUBDIR), name, content, uid, gid, mode)
+
+
+def _remove_file(config_dir, name):
+    if name in peers_dir.IN_PEERS_DIR:
+        peers_dir.unlink_in(os.path.join(config_dir, peers_dir.PEERS_SUBDIR), name)
+    elif os.path.exists(os.path.join(config_dir, name)):
+        os.unlink(os.path.join(config_dir, name))
 
 
 def _file_args(module, path):
@@ -222,11 +255,12 @@ def _present(module, result):
     for name in files:
         if not name or "/" in name or name in (".", ".."):
             module.fail_json(msg="file names must be plain names inside config_dir, got %r" % name)
-    current = {name: _read(os.path.join(config_dir, name)) for name in files}
+    current = {name: _read_file(config_dir, name) for name in files}
     changed = sorted(name for name, content in files.items() if current[name] != content)
     result["changed_files"] = changed
-    # Unchanged content, wrong mode or owner (e.g. written by an older version): corrected in place.
-    fix = sorted(name for name in files if name not in changed
+    # Unchanged content, wrong mode or owner (e.g. written by an older version): corrected in place. Not in the
+    # peers dir: the refresher owns what it rewrote there, and root acts there by fd only.
+    fix = sorted(name for name in files if name not in changed and name not in peers_dir.IN_PEERS_DIR
                  and _set_attributes(module, os.path.join(config_dir, name)))
     result["attributes_fixed"] = fix
     if fix:
@@ -235,7 +269,8 @@ def _present(module, result):
     result["reload"] = [] if result["restart_required"] else [RELOADS[n] for n in changed if n in RELOADS]
     result["sha256"] = {n: {"before": sha256_text(current[n]), "after": sha256_text(files[n])} for n in changed}
     if module._diff:
-        result["diff"] = [{"before_header": os.path.join(config_dir, n), "after_header": os.path.join(config_dir, n),
+        result["diff"] = [{"before_header": peers_dir.file_path(config_dir, n),
+                           "after_header": peers_dir.file_path(config_dir, n),
                            "before": current[n] or "", "after": files[n]} for n in changed]
     if not changed:
         return
@@ -251,7 +286,8 @@ def _present(module, result):
         try:
             _mirror_tree(config_dir, staging)
             for name, content in files.items():
-                path = os.path.join(staging, name)
+                path = peers_dir.file_path(staging, name)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
                 if os.path.lexists(path):
                     os.unlink(path)
                 with open(path, "w", encoding="utf-8") as handle:
@@ -275,7 +311,13 @@ def _present(module, result):
     absent = []
     for name in files:
         source = os.path.join(config_dir, name)
-        if os.path.exists(source):
+        if name in peers_dir.IN_PEERS_DIR:
+            if current[name] is None:
+                absent.append(name)
+            else:
+                with open(os.path.join(backup, name), "w", encoding="utf-8") as handle:
+                    handle.write(current[name])
+        elif os.path.exists(source):
             shutil.copy2(source, os.path.join(backup, name))
         else:
             absent.append(name)
@@ -284,7 +326,7 @@ def _present(module, result):
         handle.write("".join(n + "\n" for n in absent))
     result["backup"] = backup
     for name in changed:
-        _write_atomic(os.path.join(config_dir, name), files[name], module)
+        _write_file(module, config_dir, name, files[name])
     result["backups_removed"] = prune_backups(backup_dir, params["keep_backups"], backup)
 
 
@@ -296,10 +338,10 @@ def _restored(module, result):
         module.fail_json(msg="backup %r is not a backup directory" % backup)
     names = [n for n in os.listdir(backup) if not n.startswith(".")]
     absent = (_read(os.path.join(backup, ".absent")) or "").split()
-    changed = sorted(n for n in names if _read(os.path.join(config_dir, n)) != _read(os.path.join(backup, n)))
-    changed += sorted(n for n in absent if os.path.exists(os.path.join(config_dir, n)))
+    changed = sorted(n for n in names if _read_file(config_dir, n) != _read(os.path.join(backup, n)))
+    changed += sorted(n for n in absent if os.path.lexists(peers_dir.file_path(config_dir, n)))
     result["changed_files"] = changed
-    result["sha256"] = {n: {"before": sha256_text(_read(os.path.join(config_dir, n))),
+    result["sha256"] = {n: {"before": sha256_text(_read_file(config_dir, n)),
                             "after": sha256_text(None if n in absent else _read(os.path.join(backup, n)))}
                         for n in changed}
     result["restart_required"] = any(n not in RELOADS and n not in PASSIVE for n in changed)
@@ -309,11 +351,9 @@ def _restored(module, result):
         return
     for name in names:
         if name in changed:
-            _write_atomic(os.path.join(config_dir, name), _read(os.path.join(backup, name)), module)
+            _write_file(module, config_dir, name, _read(os.path.join(backup, name)))
     for name in absent:
-        path = os.path.join(config_dir, name)
-        if os.path.exists(path):
-            os.unlink(path)
+        _remove_file(config_dir, name)
 
 
 def main():

@@ -60,7 +60,8 @@ options:
     description:
       - Process mode; Kamailio drops to this user and its group after start (C(-u), C(-g)); the run directory is
         given to that user. O(user) is the same option under its old name.
-      - systemd mode ignores it; the unit's C(User=) (C(kamailio) in Debian's unit) decides.
+      - systemd mode does not start Kamailio with it (the unit's C(User=), C(kamailio) in Debian's unit, decides) but still
+        only takes RPC answers from this user or root, so it must name the unit's user.
     default: kamailio
     aliases: [user]
   reload:
@@ -163,7 +164,9 @@ class Controller:
         if os.path.exists(self.p["config"]):
             with open(self.p["config"], encoding="utf-8") as handle:
                 cfg_text = handle.read()
-        self.rpc = JsonRpc(rpc_endpoints(cfg_text, self.p["run_dir"]), timeout_s=min(5.0, self.p["timeout"]))
+        # Answers count only from run_as_user (or root): the configured account, not the live run dir's owner.
+        self.rpc = JsonRpc(rpc_endpoints(cfg_text, self.p["run_dir"]), timeout_s=min(5.0, self.p["timeout"]),
+                           kamailio_user=self.p["run_as_user"])
 
     # --- state of the world
     def pid(self):

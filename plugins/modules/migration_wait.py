@@ -35,6 +35,13 @@ options:
       - The SBC's run directory (Kamailio - the jsonrpcs socket/FIFO when kamailio.cfg names them relatively).
       - Default is the platform's own (Kamailio - C(/run/kamailio)).
     type: path
+  run_as_user:
+    description:
+      - The account the SBC runs as (the kamailio role's C(kamailio_user)). Run as root, the module reads the SBC's files
+        and asks it over its socket as this user (a forked child drops to its uid, gid and groups), never as root, and
+        only takes answers from this user or root.
+      - Default is the platform's own (Kamailio - C(kamailio)).
+    type: str
   required:
     description: C(address:port) of the peers that must be active.
     type: list
@@ -130,6 +137,7 @@ def main():
             "platform": {"type": "str", "default": DEFAULT_PLATFORM},
             "config_dir": {"type": "path"},
             "run_dir": {"type": "path"},
+            "run_as_user": {"type": "str"},
             "required": {"type": "list", "elements": "str", "default": []},
             "absent": {"type": "list", "elements": "str", "default": []},
             "min_observe_s": {"type": "float", "default": 6.0},

@@ -28,6 +28,7 @@ from tests.harness.refresher_install import install_refresher  # noqa: E402
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # noqa: E402
     JsonRpc, RpcEndpoints, RpcError)
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import file_path
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc  # noqa: E402
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan  # noqa: E402
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment  # noqa: E402
@@ -82,8 +83,10 @@ def _render(etc: Path, run: Path, acg: str, core: str) -> None:
                 "core_next_hop": "127.0.234.1:5060", "config_dir": str(etc), "run_dir": str(run),
                 "shared_memory_mb": 64}
     for name, content in render_kamailio(plan, settings, "5.6.3").items():
-        (etc / name).write_text(content)
-        os.chmod(etc / name, 0o644)
+        path = Path(file_path(str(etc), name))  # dispatcher.list: in peers/, as the push puts it
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(content)
+        os.chmod(path, 0o644)
 
 
 def _stop_kamailio(proc: "subprocess.Popen[bytes]") -> None:
@@ -205,7 +208,7 @@ def test_unprivileged_refresher_reloads_an_unprivileged_kamailio(box: Box) -> No
                                                      "-w", str(work), "-m", "64"]),
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        rpc = JsonRpc(RpcEndpoints(str(run / "kamailio_rpc.sock"), None), timeout_s=3)
+        rpc = JsonRpc(RpcEndpoints(str(run / "kamailio_rpc.sock"), None), timeout_s=3, kamailio_user=KAM_ID)
         deadline = time.monotonic() + 15
         while True:
             try:
@@ -223,6 +226,7 @@ def test_unprivileged_refresher_reloads_an_unprivileged_kamailio(box: Box) -> No
         run_ = subprocess.run(private_tmp + _as(REF_ID, REF_ID, [KAM_ID], [
             sys.executable, str(lib / "commsgw-srv-refresh"), "--spec", str(etc / "commsgw-srv.json"), "--force",
             "--allowed-dir", str(run), "--state-dir", str(state), "--file-group", str(KAM_ID),
+            "--kamailio-user", str(KAM_ID),
             "--nameserver", box.dns.address, "--dns-timeout", "2"]),
             capture_output=True, text=True, timeout=60, check=False, env=env, cwd="/")
         assert run_.returncode == 0, run_.stderr

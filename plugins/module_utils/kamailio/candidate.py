@@ -62,7 +62,8 @@ def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/
         # The scratch run dir is mounted over the live one; only its own mode matters to the user.
         account = pwd.getpwnam(user)
         os.chown(cand_run, account.pw_uid, account.pw_gid)
-        # Kamailio answers RPC clients at their socket in the scratch run dir, by its host path.
+        # Kamailio answers the RPC client at its reply socket in the scratch dir (root's, searchable only),
+        # by its host path: an abstract address of this network namespace is out of the candidate's reach.
         os.chmod(scratch, 0o711)
         if _is_elf(binary):
             drop = "setpriv --reuid=%d --regid=%d --init-groups " % (account.pw_uid, account.pw_gid)
@@ -86,7 +87,7 @@ def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/
     ok = False
     detail = "did not answer core.version within %.1f s" % timeout_s
     try:
-        rpc = JsonRpc(endpoints, timeout_s=1.0)
+        rpc = JsonRpc(endpoints, timeout_s=1.0, kamailio_user=user, reply_dir=scratch)
         deadline = started + timeout_s
         while time.monotonic() < deadline:
             if proc.poll() is not None:

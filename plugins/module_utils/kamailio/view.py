@@ -224,7 +224,8 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
         "paths": {
             "config_dir": config_dir,
             "kamailio_cfg": config_dir + "/kamailio.cfg",
-            "dispatcher_list": config_dir + "/dispatcher.list",
+            # The refresher's own directory (kamailio.peers_dir): the one thing it may change.
+            "dispatcher_list": config_dir + "/peers/dispatcher.list",
             "address_list": config_dir + "/address.list",
             "tls_cfg": config_dir + "/tls.cfg",
             "srv_json": config_dir + "/commsgw-srv.json",
@@ -233,6 +234,8 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
             "rpc_fifo": run_dir + "/kamailio_rpc.fifo",
             "ctl_socket": run_dir + "/kamailio_ctl",
         },
+        # Group of the jsonrpcs socket (None: Kamailio's own); members may send RPCs (the SRV refresher).
+        "rpc_group": settings.get("rpc_group"),
         "dispatcher": {
             "sets": sets,
             "alg": DS_ALG_RELATIVE_WEIGHT,
