@@ -32,8 +32,8 @@ _SECONDS_PER_DAY = 86400
 
 
 from ansible_collections.commsgw.routing.plugins.module_utils.tls_file_access import (
-    CA_BUNDLE, CERTIFICATE, CHAIN_CA, PRIVATE_KEY, PreflightResult, RunAsUser, check_file_access, check_key_mode,
-    file_label, lookup_user)
+    CA_BUNDLE, CERTIFICATE, CHAIN_CA, PRIVATE_KEY, PreflightResult, RunAsUser, check_file_access, check_key_group,
+    check_key_mode, file_label, lookup_user)
 
 
 def _openssl_reason(exc: ssl.SSLError) -> str:
@@ -244,6 +244,7 @@ def check_tls_files(certificate: str, private_key: str, ca_bundle: str, chain_ca
 
     if usable[PRIVATE_KEY]:
         check_key_mode(private_key, user, result)
+        check_key_group(private_key, user, result)
     leaf_out_of_date = usable[CERTIFICATE] and check_certificate_dates(
         certificate, now, expiry_warning_days, result)
     bundle_loads = usable[CA_BUNDLE] and check_ca_file(CA_BUNDLE, ca_bundle, result)

@@ -198,13 +198,9 @@ def _write_file(module, config_dir, name, content):
     if name not in peers_dir.IN_PEERS_DIR:
         _write_atomic(os.path.join(config_dir, name), content, module)
         return
-    try:
-        uid, gid = peers_dir.account_ids(module.params["owner"], module.params["group"])
-    except KeyError as exc:
-        module.fail_json(msg="owner/group of the peer list: no such user or group %s" % exc)
-    mode = int(module.params["mode"], 8)
-    peers_dir.ensure_peers_dir(config_dir, uid, gid)
-    peers_dir.write_in(os.path.join(config_dir, peers_dir.PEERS_SUBDIR), name, content, uid, gid, mode)
+    # A missing peers dir (no role made it): root's, group of the config dir. Its files take its owner and group.
+    peers_dir.ensure_peers_dir(config_dir, 0, os.stat(config_dir).st_gid)
+    peers_dir.write_in(os.path.join(config_dir, peers_dir.PEERS_SUBDIR), name, content, int(module.params["mode"], 8))
 
 
 def _remove_file(config_dir, name):

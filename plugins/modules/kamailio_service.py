@@ -210,9 +210,10 @@ class Controller:
             except OSError as exc:
                 self.module.fail_json(msg="cannot prepare Kamailio's directories: %s" % exc)
             if account:
-                # The run dir is Kamailio's own (its RPC endpoints, reply sockets of RPC clients).
+                # The run dir is Kamailio's own (its RPC endpoints); others may search it (0771) to reach the
+                # jsonrpcs socket, which only Kamailio's user and its RPC group may write to (0660).
                 os.chown(self.p["run_dir"], uid, gid)
-                os.chmod(self.p["run_dir"], 0o770)
+                os.chmod(self.p["run_dir"], 0o771)
             # -E keeps the log on stderr after daemonising, so it lands in log_file.
             cmd = [self.p["binary"], "-f", self.p["config"], "-P", self.p["pid_file"], "-E",
                    "-w", self.p["work_dir"], "-m", str(self.p["shared_memory_mb"]),

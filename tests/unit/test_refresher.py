@@ -386,3 +386,53 @@ def test_installed_libraries_import_without_the_collection(tmp_path: Path) -> No
                          capture_output=True, text=True, timeout=60, check=False, env=env, cwd=str(tmp_path))
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == str(tmp_path / "kamailio" / "refresher.py")
+
+
+# --- issue 21 item 14: a refresher failing for days is visible
+
+def test_failing_runs_are_counted_and_turn_stale_after_max_age(spec: dict[str, t.Any]) -> None:
+    failing = _resolver(refresher.RefreshError("SERVFAIL"))
+    outcome = refresher.refresh(spec, _resolver(_answer(TWO)), Reloads(), now=1000.0, max_age_s=600)
+    assert outcome.stale is None
+    outcome = refresher.refresh(spec, failing, Reloads(), now=2000.0, force=True, max_age_s=600)
+    state = refresher.load_state(spec, None)["health"]
+    assert state["consecutive_failures"] == 1 and state["last_success"] == 1000.0
+    assert outcome.stale and "no good run for 1000 s (limit 600 s), 1 failed run(s) in a row" in outcome.stale
+    outcome = refresher.refresh(spec, _resolver(_answer(TWO)), Reloads(), now=2100.0, force=True, max_age_s=600)
+    assert outcome.stale is None and refresher.load_state(spec, None)["health"]["consecutive_failures"] == 0
+
+
+def test_stale_refresher_exits_3_and_the_probe_view_names_it(spec: dict[str, t.Any], tmp_path: Path) -> None:
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.probe_view import refresher_health
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    install_refresher(bin_dir)
+    state_dir = Path(spec["dispatcher_list"]).parent
+    state = {"digest": spec["_digest"], "records": {},
+             "health": {"first_run": 1.0, "last_success": 1.0, "last_run": 1.0, "consecutive_failures": 3}}
+    (state_dir / ".commsgw-srv-state.json").write_text(json.dumps(state))
+    run = subprocess.run([sys.executable, str(bin_dir / "commsgw-srv-refresh"), "--spec", spec["_path"], "--force",
+                          "--state-dir", str(state_dir), "--max-age", "60", "--nameserver", "127.0.0.1",
+                          "--dns-port", "9", "--dns-timeout", "0.3"], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert run.returncode == 3, run.stderr
+    assert "stale: no good run for" in run.stderr
+    health = refresher_health(str(state_dir.parent), 10 ** 10)
+    assert health and health["consecutive_failures"] == 4 and "no good run for" in health["stale"]
+
+
+def test_daemon_pid_file_is_not_written_through_a_symlink(spec: dict[str, t.Any], tmp_path: Path) -> None:
+    """Issue 21 item 11: the process-mode loop opens its pid file with O_NOFOLLOW."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    install_refresher(bin_dir)
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    pid_file = tmp_path / "refresher.pid"
+    pid_file.symlink_to(victim)
+    run = subprocess.run([sys.executable, str(bin_dir / "commsgw-srv-refresh"), "--spec", spec["_path"], "--daemon",
+                          "--max-runs", "1", "--pid-file", str(pid_file), "--nameserver", "127.0.0.1",
+                          "--dns-port", "9", "--dns-timeout", "0.3"], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert victim.read_text() == "keep\n", run.stdout + run.stderr
+    assert pid_file.is_symlink()

@@ -16,9 +16,7 @@ within the fd; it never follows a name the refresher controls.
 
 from __future__ import annotations
 
-import grp
 import os
-import pwd
 import secrets
 import stat
 import typing as t
@@ -33,13 +31,6 @@ def file_path(config_dir: str, name: str) -> str:
     if name in IN_PEERS_DIR:
         return os.path.join(config_dir, PEERS_SUBDIR, name)
     return os.path.join(config_dir, name)
-
-
-def account_ids(owner: t.Optional[str], group: t.Optional[str]) -> tuple[int, int]:
-    """(uid, gid) of a user and group given by name or number (None: root's); KeyError for an unknown name."""
-    def number(value: t.Optional[str], lookup: t.Callable[[str], int]) -> int:
-        return int(value) if value and value.isdigit() else (lookup(value) if value else 0)
-    return (number(owner, lambda n: pwd.getpwnam(n).pw_uid), number(group, lambda n: grp.getgrnam(n).gr_gid))
 
 
 def read_nofollow(path: str) -> t.Optional[str]:
@@ -88,11 +79,13 @@ def ensure_peers_dir(config_dir: str, uid: int, gid: int, mode: int = 0o750) -> 
         os.close(parent)
 
 
-def write_in(directory: str, name: str, text: str, uid: int, gid: int, mode: int) -> None:
-    """Replace ``directory/name`` with ``text`` (owner ``uid``:``gid``, ``mode``) in one rename, all through the
-    directory's fd: whatever another user put at ``name`` (a symlink too) is replaced, never followed."""
+def write_in(directory: str, name: str, text: str, mode: int) -> None:
+    """Replace ``directory/name`` with ``text`` in one rename, all through the directory's fd: whatever another
+    user put at ``name`` (a symlink too) is replaced, never followed. The file belongs to the directory's owner
+    and group (the refresher's and Kamailio's), ``mode``: the refresher reads and replaces what the push wrote."""
     dfd = open_directory(directory)
     try:
+        owner = os.fstat(dfd)
         tmp = ".commsgw-%s.tmp" % secrets.token_hex(8)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
         try:
@@ -100,7 +93,7 @@ def write_in(directory: str, name: str, text: str, uid: int, gid: int, mode: int
                 data = text.encode("utf-8")
                 while data:
                     data = data[os.write(fd, data):]
-                os.fchown(fd, uid, gid)
+                os.fchown(fd, owner.st_uid, owner.st_gid)
                 os.fchmod(fd, mode)
                 os.fsync(fd)
             finally:

@@ -43,7 +43,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
 }
 FIELDS = ("config_dir", "run_dir", "shared_memory_mb", "private_memory_mb", "udp_workers", "tcp_workers",
           "allow_tls_on_unfixed_kamailio", "options_timeout_ms", "log_level", "rpc_group")
-_GROUP_NAME = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+_GROUP_NAME = re.compile(r"^(?:[a-z_][a-z0-9_-]{0,31}|[0-9]{1,10})$")
 
 
 def parse_kamailio_settings(raw: t.Mapping[str, t.Any], base: str, tls: bool, findings: Findings) -> dict[str, t.Any]:
