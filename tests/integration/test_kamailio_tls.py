@@ -26,7 +26,7 @@ import pytest
 from harness import pki as pkimod
 from harness import rootfs
 from harness.tools import needs
-from harness.kamailio import BlockLease, KamailioError, KamailioProcess, Topology
+from harness.kamailio import BlockLease, KamailioError, KamailioProcess, Topology, write_rendered
 from harness.sipp import SippCaller, SippPeer
 from harness.tls_front import Connection, TlsFront, tls_client
 
@@ -103,8 +103,7 @@ class TlsLab:
         assert not [p for p in problems if p.severity == "error"], [p.render() for p in problems]
         self.plan = build_site_plan(deployment, deployment.sites[0], resolved)
         self.files = render_kamailio(self.plan, self.settings(), self.runtime.version)
-        for name, content in self.files.items():
-            (self.cfg_dir / name).write_text(content)
+        write_rendered(self.cfg_dir, self.files)
         self.kamailio = KamailioProcess(self.cfg_dir / "kamailio.cfg", self.workdir / "kamailio", self.run_dir,
                                         resolv_conf=self.dns.resolv_conf, shared_memory_mb=256,
                                         rootfs=self.runtime.rootfs)
