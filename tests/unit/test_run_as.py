@@ -7,6 +7,7 @@ Kamailio's user, not as root: a file only root may read stays unread, a step's e
 from __future__ import annotations
 
 import grp
+import json
 import os
 import pwd
 import typing as t
@@ -96,3 +97,45 @@ def test_peer_states_reads_kamailio_cfg_as_kamailio(config_dir: Path, tmp_path: 
     poll = KAMAILIO.peer_states(KAMAILIO.options({"config_dir": str(config_dir), "run_dir": str(tmp_path / "run")}))
     with pytest.raises(PeerStateError, match="no jsonrpcs endpoint"):
         poll()
+
+
+REFRESHER_UID = 64012  # the SRV refresher's user (commsgw-srv on a host): it owns <config_dir>/peers
+
+
+def test_migration_diff_shows_no_file_the_refresher_links_in(tmp_path: Path) -> None:
+    """The refresher's user may put anything in the directory it owns (peers/; in releases before issue 21 the
+    whole config dir): a symlink named dispatcher.list to a file only root may read. migration_diff runs as
+    root; its file diffs (printed in the playbook's output) must never carry that file's text."""
+    from ansible_collections.commsgw.routing.tests.harness.tools import run_module
+    from ansible_collections.commsgw.routing.tests.unit.test_migration import _files, _plan, _production
+
+    os.chmod(tmp_path, 0o755)
+    secret = tmp_path / "root-only"
+    secret.write_text("SECRET-OF-ROOT-21\n")
+    os.chmod(secret, 0o600)
+    etc = tmp_path / "etc"
+    (etc / "peers").mkdir(parents=True)
+    kamailio_gid = grp.getgrnam("kamailio").gr_gid
+    plan = _plan(_production())
+    for name, text in _files(plan).items():
+        if name != "dispatcher.list":
+            (etc / name).write_text(text)
+            os.chown(etc / name, 0, kamailio_gid)
+            os.chmod(etc / name, 0o640)
+    os.chown(etc, 0, kamailio_gid)
+    os.chmod(etc, 0o751)
+    os.chown(etc / "peers", REFRESHER_UID, kamailio_gid)
+    os.chmod(etc / "peers", 0o2750)
+    # Where the refresher's user could write: peers/ now, the config dir itself before (root:commsgw-srv 0771).
+    for link in (etc / "peers" / "dispatcher.list", etc / "dispatcher.list"):
+        os.symlink(secret, link)
+        os.lchown(link, REFRESHER_UID, REFRESHER_UID)
+    new = _plan(_production("pstn-region2-new", ["20.82.170.48/28"]))
+    for user in ("kamailio", "root"):
+        rc, result = run_module("migration_diff", {"config_dir": str(etc), "files": _files(new), "plan": new,
+                                                   "run_as_user": user}, tmp_path)
+        assert rc == 0, result
+        assert "SECRET-OF-ROOT-21" not in json.dumps(result), result["file_diffs"].get("dispatcher.list")
+        assert result["onboarded"], result  # the rest of the deployed files were read (as Kamailio's group)
+        assert result["file_diffs"]["dispatcher.list"].startswith(
+            "--- %s/peers/dispatcher.list (absent)" % etc), result["file_diffs"]["dispatcher.list"][:200]

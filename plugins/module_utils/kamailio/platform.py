@@ -14,6 +14,7 @@ import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback as kb
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import runtime as kr
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import file_path
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.settings import FIELDS, parse_kamailio_settings
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.probe_view import (
     parse_dispatcher_rpc, read_kamailio_view, view_from_dict)
@@ -90,6 +91,15 @@ def read_state(options: t.Mapping[str, t.Any]) -> t.Optional[dict[str, t.Any]]:
         raise ReadbackError(str(exc)) from exc
 
 
+def deployed_files(options: t.Mapping[str, t.Any], names: t.Sequence[str]) -> dict[str, t.Optional[str]]:
+    """``readback.read_files`` of ``names`` under ``config_dir``, as ``run_as_user`` (Kamailio's user), never as root."""
+    config_dir = options.get("config_dir") or kr.DEFAULT_CONFIG_DIR
+    try:
+        return run_as(options.get("run_as_user"), lambda: kb.read_files(config_dir, names))
+    except RunAsError as exc:
+        raise ReadbackError(str(exc)) from exc
+
+
 def probe_view(options: t.Mapping[str, t.Any]) -> SbcView:
     """``read_kamailio_view`` as ``run_as_user`` (Kamailio's user), never as root."""
     try:
@@ -108,6 +118,8 @@ KAMAILIO = SbcPlatform(
     state_from_files=kb.state_from_files,
     certificate_paths=certificate_paths,
     read_state=read_state,
+    file_path=file_path,
+    deployed_files=deployed_files,
     weight_scale=kb.WEIGHT_SCALE,
     runtime_queries=RUNTIME_QUERIES,
     runtime_state=runtime_state,

@@ -321,6 +321,12 @@ def _read(path: str, nofollow: bool = False) -> t.Optional[str]:
         return None
 
 
+def read_files(config_dir: str, names: t.Iterable[str]) -> dict[str, t.Optional[str]]:
+    """The deployed text of each rendered file of ``names`` at its place under ``config_dir`` (None: absent or
+    unreadable); in the peers dir, which the refresher's user owns, a symlink is never followed."""
+    return {name: _read(file_path(config_dir, name), name in IN_PEERS_DIR) for name in names}
+
+
 def rpc_client(options: t.Mapping[str, t.Any], cfg_text: t.Optional[str]) -> kr.JsonRpc:
     """The jsonrpcs client of the SBC: the endpoints kamailio.cfg declares, unless ``rpc_socket`` /
     ``rpc_fifo`` override them; ``run_dir`` (default /run/kamailio), ``rpc_timeout_s`` (default 3); only answers
@@ -350,7 +356,7 @@ def read_state(options: t.Mapping[str, t.Any]) -> t.Optional[dict[str, t.Any]]:
     ``runtime`` is false, its live peers and ACL over jsonrpcs (see ``rpc_client``). None when
     ``config_dir`` holds no commsgw.routing configuration."""
     config_dir = options.get("config_dir") or kr.DEFAULT_CONFIG_DIR
-    files = {name: _read(file_path(config_dir, name), name in IN_PEERS_DIR) for name in READ_FILES}
+    files = read_files(config_dir, READ_FILES)
     tls = parse_tls_cfg(files["tls.cfg"] or "")
     certificates = {tls["certificate"]: _read(tls["certificate"])} if tls.get("certificate") else {}
     state = state_from_files(files, certificates)
