@@ -177,31 +177,8 @@ KAM_ID = 64011  # Kamailio's uid and gid (numeric: nothing is added to /etc/pass
 REF_ID = 64012  # the refresher's uid and primary gid (commsgw-srv on a host)
 RPC_ID = 64013  # kamailio_rpc_group: the jsonrpcs socket's group; Kamailio's user and the refresher's are members
 
-# As the refresher's user: each attack of issue 21 item 2, printing what happened to it.
-ATTACKS = r"""
-import json, os, sys
-etc = sys.argv[1]
-done = {}
-def attempt(name, action):
-    try:
-        action()
-        done[name] = "succeeded"
-    except OSError as exc:
-        done[name] = exc.strerror
-def replace(target):
-    def act():
-        tmp = os.path.join(etc, ".x")
-        with open(tmp, "w") as handle:
-            handle.write('loadmodule "exec.so"\n')
-        os.rename(tmp, os.path.join(etc, target))
-    return act
-attempt("rename over kamailio.cfg", replace("kamailio.cfg"))
-attempt("rename over tls.cfg", replace("tls.cfg"))
-attempt("swap tls/", lambda: os.rename(os.path.join(etc, "tls"), os.path.join(etc, "tls.old")))
-attempt("read the private key", lambda: open(os.path.join(etc, "tls", "sbc.key")).read())
-attempt("chmod the config dir", lambda: os.chmod(etc, 0o777))
-print(json.dumps(done))
-"""
+# Each attack of issue 21 item 2, run as the refresher's user (a script the production-shaped hosts run too).
+ATTACKS = ROOT / "tests" / "harness" / "refresher_attacks.py"
 
 
 def _as(uid: int, gid: int, groups: t.Sequence[int], argv: list[str]) -> list[str]:
@@ -211,13 +188,18 @@ def _as(uid: int, gid: int, groups: t.Sequence[int], argv: list[str]) -> list[st
             "--inh-caps=-all", "--bounding-set=-all", *argv]
 
 
-def _layout(base: Path) -> dict[str, Path]:
+def _layout(base: Path, before_issue_21: bool = False) -> dict[str, Path]:
     """The kamailio role's layout with the refresher on: config dir root:kamailio 0751, its files 0640, tls/
     root:kamailio 0750 with the key 0640, peers/ the refresher's (setgid kamailio, 2750), the run dir Kamailio's
-    (0771), the refresher's input a root-owned copy (root:refresher 0640)."""
+    (0771), the refresher's input a root-owned copy (root:refresher 0640).
+
+    ``before_issue_21``: the layout of the releases before: config dir root:refresher 0771 (the refresher replaced
+    dispatcher.list there by rename), the refresher's input in it, the run dir 0770 (the refresher reached it
+    through Kamailio's group, of which it was a member)."""
     etc, run, work, spec, lib = (base / n for n in ("etc", "run", "work", "spec", "lib"))
-    for path, uid, gid, mode in ((etc, 0, KAM_ID, 0o751), (run, KAM_ID, KAM_ID, 0o771), (work, KAM_ID, KAM_ID, 0o700),
-                                 (spec, 0, REF_ID, 0o750), (lib, 0, 0, 0o755)):
+    etc_owner = (0, REF_ID, 0o771) if before_issue_21 else (0, KAM_ID, 0o751)
+    for path, uid, gid, mode in ((etc, *etc_owner), (run, KAM_ID, KAM_ID, 0o770 if before_issue_21 else 0o771),
+                                 (work, KAM_ID, KAM_ID, 0o700), (spec, 0, REF_ID, 0o750), (lib, 0, 0, 0o755)):
         path.mkdir()
         os.chown(path, uid, gid)
         os.chmod(path, mode)
@@ -228,6 +210,10 @@ def _layout(base: Path) -> dict[str, Path]:
     for path in [p for p in etc.rglob("*")]:
         os.chown(path, 0, KAM_ID)
         os.chmod(path, 0o750 if path.is_dir() else 0o640)
+    if before_issue_21:
+        os.rename(etc / "peers" / "dispatcher.list", etc / "dispatcher.list")
+        os.rmdir(etc / "peers")
+        return {"etc": etc, "run": run, "work": work, "spec": etc / "commsgw-srv.json", "lib": lib}
     os.chown(etc / "peers", REF_ID, KAM_ID)
     os.chmod(etc / "peers", 0o2750)
     os.chown(etc / "peers" / "dispatcher.list", REF_ID, KAM_ID)  # the push gives it the directory's owner
@@ -235,15 +221,46 @@ def _layout(base: Path) -> dict[str, Path]:
     os.chown(spec / "commsgw-srv.json", 0, REF_ID)
     os.chmod(spec / "commsgw-srv.json", 0o640)
     install_refresher(lib)
-    return {"etc": etc, "run": run, "work": work, "spec": spec, "lib": lib}
+    return {"etc": etc, "run": run, "work": work, "spec": spec / "commsgw-srv.json", "lib": lib}
+
+
+def _attack(d: dict[str, Path], groups: t.Sequence[int], env: dict[str, str]) -> dict[str, str]:
+    """tests/harness/refresher_attacks.py against layout ``d`` as the refresher's uid with ``groups``."""
+    attacks = subprocess.run(_as(REF_ID, REF_ID, groups, [
+        sys.executable, "-c", ATTACKS.read_text(), "--config-dir", str(d["etc"]), "--key",
+        str(d["etc"] / "tls" / "sbc.key"), "--spec", str(d["spec"]), "--run-dir", str(d["run"])]),
+        capture_output=True, text=True, timeout=60, check=False, env=env, cwd="/")
+    assert attacks.returncode == 0, attacks.stderr
+    outcome = json.loads(attacks.stdout.split("commsgw-attacks ", 1)[1])
+    print("attacks as uid %d, groups %s: %s" % (REF_ID, list(groups), outcome))
+    return t.cast("dict[str, str]", outcome)
+
+
+ENV = {"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}  # as on the host: no collection path
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root (to drop to other users)")
+def test_the_attacks_succeed_against_the_layout_before_issue_21() -> None:
+    """The attack script is no dummy: against the old layout (the refresher in Kamailio's group, the config dir
+    its group's) every attack but the chmod of root's directory succeeds."""
+    base = Path(tempfile.mkdtemp(prefix="commsgw-old-layout-", dir="/var/tmp"))
+    os.chmod(base, 0o755)
+    try:
+        d = _layout(base, before_issue_21=True)
+        outcome = _attack(d, [KAM_ID], ENV)
+        assert {name for name, what in outcome.items() if what != "succeeded"} == {"chmod the config dir"}, outcome
+        assert (d["etc"] / "kamailio.cfg").read_text() == 'loadmodule "exec.so"\n'
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root (to drop to other users)")
 def test_unprivileged_refresher_changes_only_the_peer_list(box: Box) -> None:
     """Kamailio as its own user; the refresher as another user whose only other group is the RPC socket's.
 
-    Issue 21 item 2: as the refresher's uid and groups, replacing kamailio.cfg or tls.cfg by rename, swapping
-    tls/, reading the private key and opening the config dir all fail; the refresher still rewrites its peer
+    Issue 21 item 2: as the refresher's uid and groups, replacing kamailio.cfg, tls.cfg or its own input by rename,
+    swapping tls/, reading the private key, changing the config dir's mode and creating files in it or in
+    Kamailio's run dir all fail; the refresher still rewrites its peer
     list (in peers/, group Kamailio's through the setgid bit) and reloads it over the socket, and the reply
     comes back to an abstract address (no reply file in Kamailio's run dir, no /tmp of its own needed).
     """
@@ -270,22 +287,18 @@ def test_unprivileged_refresher_changes_only_the_peer_list(box: Box) -> None:
                 time.sleep(0.1)
         sock = os.stat(run / "kamailio_rpc.sock")
         assert (sock.st_uid, sock.st_gid, sock.st_mode & 0o777) == (KAM_ID, RPC_ID, 0o660)
-        env = {"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}  # as on the host: no collection path
-        attacks = subprocess.run(_as(REF_ID, REF_ID, [RPC_ID], [sys.executable, "-c", ATTACKS, str(etc)]),
-                                 capture_output=True, text=True, timeout=60, check=False, env=env, cwd="/")
-        assert attacks.returncode == 0, attacks.stderr
-        outcome = json.loads(attacks.stdout)
-        assert len(outcome) == 5 and "succeeded" not in outcome.values(), outcome
+        outcome = _attack(d, [RPC_ID], ENV)
+        assert len(outcome) == 8 and "succeeded" not in outcome.values(), outcome
         assert {name: (etc / name).read_bytes() for name in before} == before
         _peers(box.dns, {"p1.acg-lab.commsgw.test": "127.0.213.1", "p4.acg-lab.commsgw.test": "127.0.213.4"})
         # A private /tmp (PrivateTmp=): the reply address must not depend on a file there.
         private_tmp = ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
                        'mount -t tmpfs -o mode=1777 commsgw-private-tmp /tmp && exec "$@"', "sh"]
         run_ = subprocess.run(private_tmp + _as(REF_ID, REF_ID, [RPC_ID], [
-            sys.executable, str(d["lib"] / "commsgw-srv-refresh"), "--spec", str(d["spec"] / "commsgw-srv.json"),
+            sys.executable, str(d["lib"] / "commsgw-srv-refresh"), "--spec", str(d["spec"]),
             "--force", "--allowed-dir", str(etc / "peers"), "--allowed-dir", str(run), "--state-dir", str(etc / "peers"),
             "--kamailio-user", str(KAM_ID), "--nameserver", box.dns.address, "--dns-timeout", "2"]),
-            capture_output=True, text=True, timeout=60, check=False, env=env, cwd="/")
+            capture_output=True, text=True, timeout=60, check=False, env=ENV, cwd="/")
         assert run_.returncode == 0, run_.stderr
         assert "reloaded=True" in run_.stderr
         uris = {d["DEST"]["URI"] for r in rpc.call("dispatcher.list")["RECORDS"] for d in r["SET"]["TARGETS"]}
