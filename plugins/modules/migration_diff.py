@@ -10,7 +10,7 @@ version_added: 0.1.0
 description:
   - Reads the SBC's deployed configuration from O(config_dir) (C(commsgw-srv.json), C(peers/dispatcher.list),
     C(address.list), C(tls.cfg)) as O(run_as_user) and compares it with the newly rendered O(files) of the new
-    routing O(plan).
+    routing O(plan). In the directory the SRV refresher's user owns (Kamailio - C(peers/)) no symlink is followed.
   - "The semantic difference names: deployment type changes (lab to production), pairing changes (the site's
     local region), regions added and removed, each region's hostname and SRV name, /28 ranges added and removed,
     SRV targets gained and lost, ACL ranges added and removed and certificate changes (path or content of the
@@ -20,6 +20,8 @@ description:
     service, so that a rollout never cuts traffic (see docs/migration.md).
   - Only reads; the result is the same in check mode.
 author: commsgw.routing contributors (@commsgw)
+extends_documentation_fragment:
+  - commsgw.routing.sbc_reader
 options:
   config_dir:
     description: The SBC's live configuration directory.
@@ -33,13 +35,6 @@ options:
     description: The new routing plan of this host's site (RV(commsgw.routing.routing_plan#module:host_plans)).
     type: dict
     required: true
-  run_as_user:
-    description:
-      - The account the SBC runs as (the kamailio role's C(kamailio_user)). Run as root, the module reads the deployed
-        files as this user (a forked child drops to its uid, gid and groups), never as root, and follows no symlink
-        in the directory the SRV refresher's user owns.
-      - Default is the platform's own (Kamailio - C(kamailio)).
-    type: str
   site:
     description: Label for the summary lines (normally the inventory host name).
     type: str

@@ -17,6 +17,8 @@ description:
     inactive by then.
   - Bounded; fails after O(timeout_s) seconds, naming the peers that are missing, unhealthy or lingering.
 author: commsgw.routing contributors (@commsgw)
+extends_documentation_fragment:
+  - commsgw.routing.sbc_reader
 options:
   platform:
     description:
@@ -35,13 +37,6 @@ options:
       - The SBC's run directory (Kamailio - the jsonrpcs socket/FIFO when kamailio.cfg names them relatively).
       - Default is the platform's own (Kamailio - C(/run/kamailio)).
     type: path
-  run_as_user:
-    description:
-      - The account the SBC runs as (the kamailio role's C(kamailio_user)). Run as root, the module reads the SBC's files
-        and asks it over its socket as this user (a forked child drops to its uid, gid and groups), never as root, and
-        only takes answers from this user or root.
-      - Default is the platform's own (Kamailio - C(kamailio)).
-    type: str
   required:
     description: C(address:port) of the peers that must be active.
     type: list

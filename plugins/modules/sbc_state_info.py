@@ -21,6 +21,8 @@ description:
     deployed files only.
   - Network collections call this the C(gathered) state. Only reads; the result is the same in check mode.
 author: commsgw.routing contributors (@commsgw)
+extends_documentation_fragment:
+  - commsgw.routing.sbc_reader
 options:
   platform:
     description:
@@ -39,13 +41,6 @@ options:
       - The SBC's run directory, which holds the jsonrpcs socket and FIFO (C(commsgw_sbc.run_dir)).
       - Default is the platform's own (Kamailio - C(/run/kamailio)).
     type: path
-  run_as_user:
-    description:
-      - The account the SBC runs as (the kamailio role's C(kamailio_user)). Run as root, the module reads the SBC's files
-        and asks it over its socket as this user (a forked child drops to its uid, gid and groups), never as root, and
-        only takes answers from this user or root.
-      - Default is the platform's own (Kamailio - C(kamailio)).
-    type: str
   rpc_socket:
     description: The jsonrpcs datagram socket, when not the one C(kamailio.cfg) declares.
     type: path
