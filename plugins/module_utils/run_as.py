@@ -102,7 +102,7 @@ def _read_all(fd: int, timeout_s: float) -> bytes:
 
 
 def _reap(pid: int) -> None:
-    for _ in range(50):
+    for _attempt in range(50):
         done, _status = os.waitpid(pid, os.WNOHANG)
         if done:
             return

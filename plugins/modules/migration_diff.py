@@ -210,7 +210,8 @@ def main():
     }
     if module._diff:
         result["diff"] = [{"before_header": platform.file_path(config_dir, n),
-                           "after_header": platform.file_path(config_dir, n), "before": current_files.get(n) or "", "after": new_files[n]} for n in sorted(diffs)]
+                           "after_header": platform.file_path(config_dir, n),
+                           "before": current_files.get(n) or "", "after": new_files[n]} for n in sorted(diffs)]
     module.exit_json(**result)
 
 

@@ -207,7 +207,7 @@ def _layout(base: Path, before_issue_21: bool = False) -> dict[str, Path]:
     (etc / "tls").mkdir()
     (etc / "tls" / "sbc.key").write_text("-----BEGIN PRIVATE KEY-----\nnot a real key\n-----END PRIVATE KEY-----\n")
     (etc / "tls.cfg").write_text("[client:default]\nprivate_key = %s\n" % (etc / "tls" / "sbc.key"))
-    for path in [p for p in etc.rglob("*")]:
+    for path in list(etc.rglob("*")):
         os.chown(path, 0, KAM_ID)
         os.chmod(path, 0o750 if path.is_dir() else 0o640)
     if before_issue_21:

@@ -17,7 +17,6 @@ import json
 import os
 import pwd
 import signal
-import socket
 import stat
 import subprocess
 import sys

@@ -29,6 +29,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.tls_preflight impo
 from harness.pki import Issued, TestCA
 from harness.tools import needs, run_module
 
+
 def _account(names: t.Sequence[str]) -> str:
     for name in names:
         try:
