@@ -210,13 +210,15 @@ def group_members(gid: int) -> set[str]:
     return members | {entry.pw_name for entry in pwd.getpwall() if entry.pw_gid == gid}
 
 
-def check_key_group(path: str, user: t.Optional[RunAsUser], result: PreflightResult) -> None:
+def check_key_group(path: str, user: t.Optional[RunAsUser], result: PreflightResult,
+                    leaving: t.Iterable[str] = ()) -> None:
     """Issue 21: a key its group may read is read by every member of that group; only Kamailio's user may be one
-    (the SRV refresher was once put in Kamailio's group and so could read the key)."""
+    (the SRV refresher was once put in Kamailio's group and so could read the key). ``leaving``: accounts the
+    same run takes out of the group before Kamailio restarts (the role's own refresher user)."""
     info = os.stat(path)
     if user is None or not stat.S_IMODE(info.st_mode) & 0o040:
         return
-    others = sorted(group_members(info.st_gid) - {user.name})
+    others = sorted(group_members(info.st_gid) - {user.name} - set(leaving))
     if others:
         result.errors.append(
             "%s is readable by group %s, whose members include %s besides %s; expected Kamailio's user alone in"
