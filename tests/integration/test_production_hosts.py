@@ -148,11 +148,13 @@ class Hosts:
         return int(self.root(guest, "systemctl show -p MainPID --value kamailio").strip() or 0)
 
     def state(self, guest: Guest) -> str:
-        """What an unchanged SBC keeps: its config tree (names, owners, modes, digests), units and PID."""
-        return self.root(guest, "cd /etc/kamailio && find . -path ./.commsgw-backups -prune -o -printf "
-                                "'%p %u:%g %m\\n' | sort && find . -path ./.commsgw-backups -prune -o -type f "
-                                "-exec sha256sum {} + | sort; ls /etc/systemd/system; "
-                                "systemctl show -p MainPID --value kamailio")
+        """What an unchanged SBC keeps: its config tree (names, owners, modes, digests), units and PID. The
+        refresher's state file (its run history, rewritten by every run of the timer) and its temporary files
+        are not part of it."""
+        skip = "-path ./.commsgw-backups -prune -o -path './peers/.commsgw-*' -prune -o"
+        return self.root(guest, "cd /etc/kamailio && find . %s -printf '%%p %%u:%%g %%m\\n' | sort && find . %s "
+                                "-type f -exec sha256sum {} + | sort; ls /etc/systemd/system; "
+                                "systemctl show -p MainPID --value kamailio" % (skip, skip))
 
     def calls(self, guest: Guest, count: int, name: str) -> tuple[int, int, dict[str, int]]:
         """``count`` calls from the core through ``guest``; (successful, failed, INVITEs per region)."""
