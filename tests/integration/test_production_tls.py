@@ -434,6 +434,8 @@ def test_migration_onto_unreachable_peers_rolls_back_without_losing_calls(rig: T
     assert "rolled back to the configuration saved in" in out, out[-6000:]
     assert "Narrow - push the new configuration" not in out
     assert {g.name: rig.config_digests(g) for g in (AMS, DUB)} == before
+    # The refresher resumes on the restored input, not on the in-flight one (whose dead peers it would put back).
+    rig.root(DUB, "cmp /etc/kamailio/commsgw-srv.json /etc/commsgw-srv-refresh/commsgw-srv.json")
     assert failed == {} and dropped == [] and result.failed == 0, (sorted(failed.items())[:10], dropped[:10])
     assert len(result.calls) >= RATE * LEAD_IN_S and spanning, (len(result.calls), len(spanning))
     # Calls still flow to the peers of before, all of them active again in Kamailio's view.
