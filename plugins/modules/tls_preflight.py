@@ -170,7 +170,8 @@ def main():
             "chain_ca": {"type": "path"},
             "run_as_user": {"type": "str", "default": "kamailio"},
             "expiry_warning_days": {"type": "int", "default": 30},
-            "key_group_leaving": {"type": "list", "elements": "str", "default": []},
+            # Account names, not a secret.
+            "key_group_leaving": {"type": "list", "elements": "str", "default": [], "no_log": False},
         },
         supports_check_mode=True,
     )
