@@ -57,7 +57,7 @@ sys.path.insert(0, str(ROOT / ".collections"))
 from harness import pki as pkimod  # noqa: E402
 from harness import rootfs  # noqa: E402
 from harness.kamailio import (BLOCK_LOCK_DIR, AcgLab, BlockLease, KamailioError, KamailioProcess,  # noqa: E402
-                              Topology, cpu_ticks, tree_cpu_seconds)
+                              Topology, cpu_ticks, rendered_path, tree_cpu_seconds, write_rendered)
 from harness.sipp import SippCaller, SippPeer, parse_message_log  # noqa: E402
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import normalise_sbc_settings  # noqa: E402
 
@@ -419,15 +419,18 @@ class Rig:
         workdir = self.work / ("variant-" + name)
         (workdir / "cfg").mkdir(parents=True, exist_ok=True)
         replacements = [(str(lab.run_dir), str(workdir / "run")),
-                        (str(lab.cfg_dir / "dispatcher.list"), str(workdir / "cfg" / "dispatcher.list")),
+                        (str(rendered_path(lab.cfg_dir, "dispatcher.list")),
+                         str(rendered_path(workdir / "cfg", "dispatcher.list"))),
                         (self.topo.sbc_core, core), (self.topo.sbc_acg, acg)]
+        variant: dict[str, str] = {}
         for filename in ("kamailio.cfg", "dispatcher.list"):
             text = lab.files[filename]
             for old, new in replacements:
                 text = re.sub(re.escape(old) + r"(?![0-9])", new, text)
             if filename == "kamailio.cfg":
                 text = VARIANTS[name][1](text, self.hostname(1))
-            (workdir / "cfg" / filename).write_text(text)
+            variant[filename] = text
+        write_rendered(workdir / "cfg", variant)
         kamailio = KamailioProcess(workdir / "cfg" / "kamailio.cfg", workdir, workdir / "run",
                                    resolv_conf=lab.dns.resolv_conf, shared_memory_mb=lab.shared_memory_mb,
                                    rootfs=self.kamailio_runtime.rootfs if self.kamailio_runtime else None,

@@ -28,15 +28,47 @@ from ansible_collections.commsgw.routing.plugins.module_utils.config_swap import
 class Target:
     """One SBC's configuration: where it lives, what may be written there and what a change needs.
 
-    ``prepare(path)`` gives a staged file its owner and mode; ``restart``/``reload``: what the running SBC
-    needs to take the change (noted as pending before the first rename)."""
+    ``prepare(dir_fd, temp_name, name)`` gives a staged file its owner and mode (through ``dir_fd``: a
+    subdirectory may belong to another user); ``restart``/``reload``: what the running SBC needs to take the
+    change (noted as pending before the first rename); ``subdirs``: files that live in a subdirectory of
+    ``config_dir`` (name -> subdirectory, e.g. Kamailio's peer list in the refresher's ``peers``), reached
+    through the configuration directory's fd without following a link."""
 
     config_dir: str
     state_dir: str
     managed: t.Collection[str]
-    prepare: t.Callable[[str], t.Any]
+    prepare: t.Callable[[int, str, str], t.Any]
     restart: bool = False
     reload: t.Sequence[str] = ()
+    subdirs: t.Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+class _Dirs:
+    """The configuration directory's fd and its subdirectories' (opened on first use, never through a link;
+    a missing one is created like its parent: root's, the parent's group, 0750)."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.config_fd = os.open(target.config_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self.fds: dict[str, int] = {}
+
+    def of(self, name: str) -> int:
+        sub = self.target.subdirs.get(name)
+        if not sub:
+            return self.config_fd
+        if sub not in self.fds:
+            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+            try:
+                self.fds[sub] = os.open(sub, flags, dir_fd=self.config_fd)
+            except FileNotFoundError:
+                os.mkdir(sub, 0o750, dir_fd=self.config_fd)
+                self.fds[sub] = os.open(sub, flags, dir_fd=self.config_fd)
+                os.fchown(self.fds[sub], 0, os.fstat(self.config_fd).st_gid)
+        return self.fds[sub]
+
+    def close(self) -> None:
+        for fd in [self.config_fd, *self.fds.values()]:
+            os.close(fd)
 
 
 def pending(state_dir: str, pid_file: str) -> t.Optional[dict[str, t.Any]]:
@@ -50,12 +82,12 @@ def pending(state_dir: str, pid_file: str) -> t.Optional[dict[str, t.Any]]:
     return push_state.outstanding(noted, push_state.process_started_at(pid_file))
 
 
-def _swap(target: Target, config_fd: int, state_fd: int, writes: t.Mapping[str, bytes],
+def _swap(target: Target, dirs: _Dirs, state_fd: int, writes: t.Mapping[str, bytes],
           removes: t.Sequence[str], noted: dict[str, t.Any]) -> None:
     def note() -> None:
         noted.update(push_state.note_pending(state_fd, target.restart, target.reload, sorted(set(writes) | set(removes))))
-    swap(config_fd, writes, removes, prepare=lambda temp: target.prepare(os.path.join(target.config_dir, temp)),
-         before_first_rename=note, where=target.config_dir)
+    swap(dirs.config_fd, writes, removes, prepare=target.prepare, before_first_rename=note, where=target.config_dir,
+         dir_of=dirs.of)
 
 
 def install(target: Target, new: t.Mapping[str, bytes], changed: t.Sequence[str], keep: int,
@@ -63,40 +95,40 @@ def install(target: Target, new: t.Mapping[str, bytes], changed: t.Sequence[str]
     """Back up every file of ``new`` as it is now, then swap in the ``changed`` ones. Returns ``backup`` (its
     path), ``backups_removed`` (beyond ``keep``), ``backups_imported`` and ``pending``. Raises SwapError,
     push_state.BackupError or OSError with nothing changed (or, SwapError.restored False, saying what is not)."""
-    config_fd = os.open(target.config_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    dirs = _Dirs(target)
     state_fd = push_state.open_state_dir(target.state_dir)
     try:
-        imported, skipped = push_state.import_old_backups(config_fd, target.config_dir, state_fd, target.managed)
+        imported, skipped = push_state.import_old_backups(dirs.config_fd, target.config_dir, state_fd, target.managed)
         for reason in skipped:
             warn("a backup of an older release was not taken over: %s" % reason)
         # Read again under the lock: the backup keeps exactly what is replaced.
-        previous = {name: read_file(config_fd, name) for name in new}
+        previous = {name: read_file(dirs.of(name), name) for name in new}
         kept = {name: data for name, data in previous.items() if data is not None}
         writes = {name: new[name] for name in changed}
-        problem = (space_problem(config_fd, [len(data) for data in writes.values()], target.config_dir)
+        problem = (space_problem(dirs.config_fd, [len(data) for data in writes.values()], target.config_dir)
                    or push_state.backup_space_problem(state_fd, kept, target.state_dir))
         if problem:
             raise SwapError(problem + "; nothing was changed", True)
         stamp = push_state.new_stamp()
         push_state.write_backup(state_fd, stamp, kept, sorted(name for name in new if previous[name] is None))
         noted: dict[str, t.Any] = {}
-        _swap(target, config_fd, state_fd, writes, (), noted)
+        _swap(target, dirs, state_fd, writes, (), noted)
         return {"backup": os.path.join(target.state_dir, push_state.BACKUPS, stamp), "pending": noted,
                 "backups_removed": push_state.prune(state_fd, keep, stamp), "backups_imported": imported}
     finally:
-        os.close(config_fd)
+        dirs.close()
         os.close(state_fd)
 
 
 def restore(target: Target, writes: t.Mapping[str, bytes], removes: t.Sequence[str]) -> dict[str, t.Any]:
     """Put ``writes`` back and remove ``removes`` (a backup's files and absent names, already checked) all at
     once; returns what is pending now."""
-    config_fd = os.open(target.config_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    dirs = _Dirs(target)
     state_fd = push_state.open_state_dir(target.state_dir)
     try:
         noted: dict[str, t.Any] = {}
-        _swap(target, config_fd, state_fd, writes, removes, noted)
+        _swap(target, dirs, state_fd, writes, removes, noted)
         return noted
     finally:
-        os.close(config_fd)
+        dirs.close()
         os.close(state_fd)

@@ -100,13 +100,18 @@ def _unlink_quietly(dir_fd: int, name: str) -> None:
 
 
 def swap(dir_fd: int, writes: t.Mapping[str, bytes], removes: t.Sequence[str] = (),
-         prepare: t.Optional[t.Callable[[str], None]] = None,
-         before_first_rename: t.Optional[t.Callable[[], None]] = None, where: str = "the directory") -> None:
+         prepare: t.Optional[t.Callable[[int, str, str], None]] = None,
+         before_first_rename: t.Optional[t.Callable[[], None]] = None, where: str = "the directory",
+         dir_of: t.Optional[t.Callable[[str], int]] = None) -> None:
     """Replace ``writes`` (name -> content) and remove ``removes`` in ``dir_fd`` all at once (see above).
 
-    ``prepare(temp_name)``: gives a staged file its owner and mode; ``before_first_rename()``: the last
-    chance to fail with nothing changed (the push notes the pending restart there). Raises SwapError.
+    ``dir_of(name)``: the descriptor of the directory ``name`` lives in, when not ``dir_fd`` (a subdirectory
+    on the same filesystem; each file is staged and kept next to its own name). ``prepare(fd, temp_name,
+    name)``: gives a staged file its owner and mode; ``before_first_rename()``: the last chance to fail with
+    nothing changed (the push notes the pending restart there). Raises SwapError.
     """
+    def fd_of(name: str) -> int:
+        return dir_of(name) if dir_of is not None else dir_fd
     staged: dict[str, str] = {}
     kept: dict[str, t.Optional[str]] = {}
     done: list[str] = []
@@ -114,34 +119,35 @@ def swap(dir_fd: int, writes: t.Mapping[str, bytes], removes: t.Sequence[str] = 
         try:
             for name, data in writes.items():
                 staged[name] = _temp_name(name)
-                write_new(dir_fd, staged[name], data)
+                write_new(fd_of(name), staged[name], data)
                 if prepare is not None:
-                    prepare(staged[name])
+                    prepare(fd_of(name), staged[name], name)
             for name in list(writes) + [n for n in removes if n not in writes]:
-                kept[name] = _keep(dir_fd, name)
+                kept[name] = _keep(fd_of(name), name)
             if before_first_rename is not None:
                 before_first_rename()
         except Exception as exc:
             raise SwapError("staging the new files in %s failed (%s); nothing was changed" % (where, exc), True)
         try:
             for name in writes:
-                os.rename(staged[name], name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                os.rename(staged[name], name, src_dir_fd=fd_of(name), dst_dir_fd=fd_of(name))
                 del staged[name]
                 done.append(name)
             for name in removes:
                 if name not in writes and kept.get(name):
-                    os.unlink(name, dir_fd=dir_fd)
+                    os.unlink(name, dir_fd=fd_of(name))
                     done.append(name)
-            os.fsync(dir_fd)
+            for fd in {fd_of(name) for name in done} | {dir_fd}:
+                os.fsync(fd)
         except Exception as exc:
-            problems = _put_back(dir_fd, done, kept)
+            problems = _put_back(fd_of, done, kept)
             if problems:
                 raise SwapError("replacing the files in %s failed (%s) and putting the previous ones back failed "
                                 "too (%s)" % (where, exc, "; ".join(problems)), False)
             raise SwapError("replacing the files in %s failed (%s); the previous files are back" % (where, exc), True)
     finally:
-        for temp in list(staged.values()) + [k for k in kept.values() if k]:
-            _unlink_quietly(dir_fd, temp)
+        for name, temp in list(staged.items()) + [(n, k) for n, k in kept.items() if k]:
+            _unlink_quietly(fd_of(name), temp)
 
 
 def _keep(dir_fd: int, name: str) -> t.Optional[str]:
@@ -154,20 +160,22 @@ def _keep(dir_fd: int, name: str) -> t.Optional[str]:
     return keep
 
 
-def _put_back(dir_fd: int, done: t.Sequence[str], kept: t.MutableMapping[str, t.Optional[str]]) -> list[str]:
+def _put_back(fd_of: t.Callable[[str], int], done: t.Sequence[str],
+              kept: t.MutableMapping[str, t.Optional[str]]) -> list[str]:
     problems = []
     for name in reversed(done):
         try:
             previous = kept.get(name)
             if previous:
-                os.rename(previous, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                os.rename(previous, name, src_dir_fd=fd_of(name), dst_dir_fd=fd_of(name))
                 kept[name] = None
             else:
-                os.unlink(name, dir_fd=dir_fd)
+                os.unlink(name, dir_fd=fd_of(name))
         except OSError as exc:
             problems.append("%s: %s" % (name, exc))
-    try:
-        os.fsync(dir_fd)
-    except OSError as exc:
-        problems.append("fsync: %s" % exc)
+    for fd in {fd_of(name) for name in done}:
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            problems.append("fsync: %s" % exc)
     return problems

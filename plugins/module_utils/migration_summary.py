@@ -54,15 +54,16 @@ def summary_lines(diff: t.Mapping[str, t.Any], site: str = "") -> list[str]:
     return lines
 
 
-def file_diffs(current: t.Mapping[str, t.Optional[str]], new: t.Mapping[str, str], config_dir: str
-               ) -> dict[str, str]:
-    """Unified diff of every rendered file that differs from the deployed one."""
+def file_diffs(current: t.Mapping[str, t.Optional[str]], new: t.Mapping[str, str], config_dir: str,
+               path_of: t.Optional[t.Callable[[str, str], str]] = None) -> dict[str, str]:
+    """Unified diff of every rendered file that differs from the deployed one; ``path_of(config_dir, name)``
+    names the deployed file (the platform's ``file_path``; default: ``name`` in ``config_dir``)."""
     diffs = {}
     for name in sorted(new):
         before = current.get(name)
         if before == new[name]:
             continue
-        path = "%s/%s" % (config_dir.rstrip("/"), name)
+        path = path_of(config_dir, name) if path_of else "%s/%s" % (config_dir.rstrip("/"), name)
         lines = difflib.unified_diff((before or "").splitlines(True), new[name].splitlines(True),
                                      fromfile=path + (" (deployed)" if before is not None else " (absent)"),
                                      tofile=path + " (new)")

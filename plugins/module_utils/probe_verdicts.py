@@ -129,6 +129,11 @@ def sbc_verdict(view: SbcView, section: dict[str, t.Any], groups: t.Sequence[t.M
     elif view.runtime is None:
         reasons.append("peer states unknown (only the deployed file was readable): %s" % "; ".join(view.errors))
         verdict = WARN
+    section["refresher"] = view.refresher
+    if view.refresher and view.refresher.get("stale"):
+        # A refresher that keeps failing leaves the peer list as it was: fine for a while, not for days.
+        reasons.append("the SBC's SRV refresher is stale: %s" % view.refresher["stale"])
+        verdict = worse(verdict, WARN)
     drift = [(name, section[name]) for name in ("missing", "extra", "stale") if section[name]]
     for name, entries in drift:
         reasons.append("drift %s: %s" % (name, ", ".join(

@@ -49,6 +49,8 @@ class SbcView:
     runtime: t.Optional[list[SbcDestination]] = None  # what the running SBC uses
     configured: t.Optional[list[SbcDestination]] = None  # what its deployed file says
     errors: list[str] = dataclasses.field(default_factory=list)
+    # The platform's peer-list refresher, when it has one: its run history and ``stale`` (why, or None).
+    refresher: t.Optional[dict[str, t.Any]] = None
 
 
 # ----------------------------------------------------------------------------------------------------------

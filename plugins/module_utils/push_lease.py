@@ -255,7 +255,7 @@ def unless_pushing(skipped: t.Callable[[str], t.Any]) -> t.Callable[[t.Callable[
     def decorate(run: t.Callable[..., t.Any]) -> t.Callable[..., t.Any]:
         @functools.wraps(run)
         def guarded(spec: t.Mapping[str, t.Any], *args: t.Any, **kwargs: t.Any) -> t.Any:
-            with refresher_turn(os.path.dirname(spec["_path"])) as busy:
+            with refresher_turn(spec.get("config_dir") or os.path.dirname(spec["_path"])) as busy:
                 if not busy:
                     return run(spec, *args, **kwargs)
             LOG.warning("run skipped: %s", busy)

@@ -67,6 +67,9 @@ class SbcPlatform:
       None when the host was never onboarded; ``certificate_paths(files)``: certificate files the
       files name (their content is part of the state).
     * ``read_state(options)``: the running SBC's state (files and live runtime);
+      ``file_path(config_dir, name)``: where the rendered file ``name`` is deployed;
+      ``deployed_files(options, names)``: the deployed text of each rendered file of ``names`` (None: absent or
+      unreadable), read as the SBC's own user, never by following a link another user could plant;
       ``weight_scale``: how the platform keeps the plan's SRV weights within one priority tier.
     * ``runtime_queries``: the live queries the reader and probe view make (Kamailio: RPC methods);
       ``runtime_state(files, answers)``: their answers (query -> answer) as the runtime part of the
@@ -90,6 +93,8 @@ class SbcPlatform:
     state_from_files: t.Callable[[Files, t.Optional[t.Mapping[str, t.Optional[str]]]], State]
     certificate_paths: t.Callable[[Files], t.List[str]]
     read_state: t.Callable[[t.Mapping[str, t.Any]], State]
+    file_path: t.Callable[[str, str], str]
+    deployed_files: t.Callable[[t.Mapping[str, t.Any], t.Sequence[str]], t.Dict[str, t.Optional[str]]]
     weight_scale: t.Callable[[t.Sequence[int]], t.List[int]]
     runtime_queries: tuple[str, ...]
     runtime_state: t.Callable[[Files, t.Mapping[str, t.Any]], t.Dict[str, t.Any]]

@@ -199,3 +199,29 @@ def check_key_mode(path: str, user: t.Optional[RunAsUser], result: PreflightResu
             "%s is accessible to every user on the host (%s); expected no access for others, e.g."
             " chown root:%s %s && chmod 0640 %s"
             % (file_label(PRIVATE_KEY, path), _describe_mode(info), group, path, path))
+
+
+def group_members(gid: int) -> set[str]:
+    """Every account in group ``gid``: its listed members and the accounts whose primary group it is."""
+    try:
+        members = set(grp.getgrgid(gid).gr_mem)
+    except KeyError:
+        members = set()
+    return members | {entry.pw_name for entry in pwd.getpwall() if entry.pw_gid == gid}
+
+
+def check_key_group(path: str, user: t.Optional[RunAsUser], result: PreflightResult,
+                    leaving: t.Iterable[str] = ()) -> None:
+    """Issue 21: a key its group may read is read by every member of that group; only Kamailio's user may be one
+    (the SRV refresher was once put in Kamailio's group and so could read the key). ``leaving``: accounts the
+    same run takes out of the group before Kamailio restarts (the role's own refresher user)."""
+    info = os.stat(path)
+    if user is None or not stat.S_IMODE(info.st_mode) & 0o040:
+        return
+    others = sorted(group_members(info.st_gid) - {user.name} - set(leaving))
+    if others:
+        result.errors.append(
+            "%s is readable by group %s, whose members include %s besides %s; expected Kamailio's user alone in"
+            " the key's group, e.g. gpasswd -d %s %s" % (file_label(PRIVATE_KEY, path), _group_name(info.st_gid),
+                                                         ", ".join(others), user.name, others[0],
+                                                         _group_name(info.st_gid)))

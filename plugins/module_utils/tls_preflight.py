@@ -32,8 +32,8 @@ _SECONDS_PER_DAY = 86400
 
 
 from ansible_collections.commsgw.routing.plugins.module_utils.tls_file_access import (
-    CA_BUNDLE, CERTIFICATE, CHAIN_CA, PRIVATE_KEY, PreflightResult, RunAsUser, check_file_access, check_key_mode,
-    file_label, lookup_user)
+    CA_BUNDLE, CERTIFICATE, CHAIN_CA, PRIVATE_KEY, PreflightResult, RunAsUser, check_file_access, check_key_group,
+    check_key_mode, file_label, lookup_user)
 
 
 def _openssl_reason(exc: ssl.SSLError) -> str:
@@ -216,11 +216,12 @@ def check_chain(certificate: str, private_key: str, trust_option: str, trust: st
 
 def check_tls_files(certificate: str, private_key: str, ca_bundle: str, chain_ca: t.Optional[str] = None,
                     run_as_user: str = "kamailio", now: t.Optional[float] = None,
-                    expiry_warning_days: int = 30) -> PreflightResult:
+                    expiry_warning_days: int = 30, key_group_leaving: t.Sequence[str] = ()) -> PreflightResult:
     """Check the SBC's TLS files before Kamailio uses them; every problem names its option and file.
 
     ``ca_bundle`` is what the SBC trusts for ACG; ``chain_ca`` (default: ``ca_bundle``) holds the root
-    that ACG trusts for the SBC's own certificate. ``now`` (epoch seconds) is for tests.
+    that ACG trusts for the SBC's own certificate. ``now`` (epoch seconds) is for tests. ``key_group_leaving``:
+    accounts that leave the key's group in the same run (not counted as its other members).
     """
     result = PreflightResult()
     now = time.time() if now is None else now
@@ -244,6 +245,7 @@ def check_tls_files(certificate: str, private_key: str, ca_bundle: str, chain_ca
 
     if usable[PRIVATE_KEY]:
         check_key_mode(private_key, user, result)
+        check_key_group(private_key, user, result, key_group_leaving)
     leaf_out_of_date = usable[CERTIFICATE] and check_certificate_dates(
         certificate, now, expiry_warning_days, result)
     bundle_loads = usable[CA_BUNDLE] and check_ca_file(CA_BUNDLE, ca_bundle, result)

@@ -184,6 +184,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.config_push import Target, install, pending, restore
 from ansible_collections.commsgw.routing.plugins.module_utils.config_swap import SwapError, read_file
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import peers_dir
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.candidate import try_candidate_tree
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
     DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB)
@@ -230,12 +231,32 @@ def _exists(dir_fd, name):
         return False
 
 
-def _open_dir(path):
-    """A descriptor of the configuration directory (None when it does not exist yet)."""
+def _open_dir(path, dir_fd=None):
+    """A descriptor of the configuration directory, or of its subdirectory ``path`` through ``dir_fd`` without
+    following a link (None when it does not exist yet)."""
     try:
-        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        if dir_fd is None:
+            return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
     except FileNotFoundError:
         return None
+
+
+def _deployed(config_dir, names, check=None):
+    """{name: bytes or None} of the deployed ``names`` (the peer list in the refresher's peers/ dir, reached by
+    fd), and with ``check`` the names (of those) that exist at all."""
+    config_fd = _open_dir(config_dir)
+    peers_fd = _open_dir(peers_dir.PEERS_SUBDIR, config_fd) if config_fd is not None else None
+    try:
+        def fd_of(name):
+            return peers_fd if name in peers_dir.IN_PEERS_DIR else config_fd
+        data = {name: read_file(fd_of(name), name) if fd_of(name) is not None else None for name in names}
+        present = [name for name in check or () if fd_of(name) is not None and _exists(fd_of(name), name)]
+        return data, present
+    finally:
+        for fd in (peers_fd, config_fd):
+            if fd is not None:
+                os.close(fd)
 
 
 def _candidate(module, result):
@@ -257,9 +278,27 @@ def _candidate(module, result):
                              "Kamailio said:\n%s" % (outcome.detail, outcome.log[-2000:]), **result)
 
 
+def _prepare(module):
+    """Owner and mode of a staged file: the task's in the configuration directory (root's); in the refresher's
+    peers/ directory the directory's owner and group, set through the file's fd (root never acts by path there)."""
+    def prepare(dir_fd, temp, name):
+        if name not in peers_dir.IN_PEERS_DIR:
+            _set_attributes(module, os.path.join(module.params["config_dir"], temp))
+            return
+        owner = os.fstat(dir_fd)
+        fd = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        try:
+            os.fchown(fd, owner.st_uid, owner.st_gid)
+            os.fchmod(fd, int(module.params["mode"], 8))
+        finally:
+            os.close(fd)
+    return prepare
+
+
 def _target(module, result, state_dir):
-    return Target(module.params["config_dir"], state_dir, MANAGED_FILES, lambda path: _set_attributes(module, path),
-                  result["restart_required"], result["reload"])
+    return Target(module.params["config_dir"], state_dir, MANAGED_FILES, _prepare(module),
+                  result["restart_required"], result["reload"],
+                  {name: peers_dir.PEERS_SUBDIR for name in peers_dir.IN_PEERS_DIR})
 
 
 def _add_pending(module, result, state_dir):
@@ -284,20 +323,20 @@ def _present(module, result, state_dir):
             module.fail_json(msg="files: %r is not a file this module manages (plain names only: %s)"
                                  % (name, ", ".join(MANAGED_FILES)))
     new = {name: content.encode("utf-8") for name, content in files.items()}
-    config_fd = _open_dir(config_dir)
-    current = {name: read_file(config_fd, name) if config_fd is not None else None for name in files}
-    if config_fd is not None:
-        os.close(config_fd)
+    current = _deployed(config_dir, files)[0]
     changed = sorted(name for name in files if current[name] != new[name])
     result["changed_files"] = changed
-    # Unchanged content, wrong mode or owner (e.g. written by an older version): corrected in place.
+    # Unchanged content, wrong mode or owner (e.g. written by an older version): corrected in place. Not in the
+    # peers dir: the refresher owns what it rewrote there, and root acts there by fd only.
     result["attributes_fixed"] = fix = sorted(name for name in files if name not in changed
+                                              and name not in peers_dir.IN_PEERS_DIR
                                               and _set_attributes(module, os.path.join(config_dir, name)))
     result["changed"] = bool(fix or changed)
     result["restart_required"], result["reload"] = _needs(changed)
     result["sha256"] = {n: {"before": _sha256(current[n]), "after": _sha256(new[n])} for n in changed}
     if module._diff:
-        result["diff"] = [{"before_header": os.path.join(config_dir, n), "after_header": os.path.join(config_dir, n),
+        result["diff"] = [{"before_header": peers_dir.file_path(config_dir, n),
+                           "after_header": peers_dir.file_path(config_dir, n),
                            "before": _text(current[n]), "after": files[n]} for n in changed]
     _add_pending(module, result, state_dir)
     if not changed or module.check_mode:
@@ -318,21 +357,16 @@ def _restored(module, result, state_dir):
     finally:
         if state_fd is not None:
             os.close(state_fd)
-    config_fd = _open_dir(config_dir)
-    if config_fd is None:
+    if not os.path.isdir(config_dir):
         module.fail_json(msg="config_dir %s does not exist: nothing to restore into" % config_dir)
-    try:
-        current = {name: read_file(config_fd, name) for name in list(files) + absent}
-        present = [name for name in absent if _exists(config_fd, name)]
-        changed = sorted([name for name in files if current[name] != files[name]] + present)
-        result["changed_files"] = changed
-        result["sha256"] = {n: {"before": _sha256(current[n]), "after": _sha256(files.get(n))} for n in changed}
-        result["restart_required"], result["reload"] = _needs(changed)
-        result["changed"] = bool(changed)
-        if module.check_mode or not changed:
-            return
-    finally:
-        os.close(config_fd)
+    current, present = _deployed(config_dir, list(files) + absent, check=absent)
+    changed = sorted([name for name in files if current[name] != files[name]] + present)
+    result["changed_files"] = changed
+    result["sha256"] = {n: {"before": _sha256(current[n]), "after": _sha256(files.get(n))} for n in changed}
+    result["restart_required"], result["reload"] = _needs(changed)
+    result["changed"] = bool(changed)
+    if module.check_mode or not changed:
+        return
     with push_step(state_dir, params["lease"], "the rollback of %s" % config_dir):
         result["pending"] = restore(_target(module, result, state_dir), {n: files[n] for n in changed if n in files},
                                     present)

@@ -65,7 +65,8 @@ options:
     description:
       - Process mode; Kamailio drops to this user and its group after start (C(-u), C(-g)); the run directory is
         given to that user. O(user) is the same option under its old name.
-      - systemd mode ignores it; the unit's C(User=) (C(kamailio) in Debian's unit) decides.
+      - systemd mode does not start Kamailio with it (the unit's C(User=), C(kamailio) in Debian's unit, decides) but still
+        only takes RPC answers from this user or root, so it must name the unit's user.
     default: kamailio
     aliases: [user]
   reload:
@@ -170,7 +171,9 @@ class Controller:
         if os.path.exists(self.p["config"]):
             with open(self.p["config"], encoding="utf-8") as handle:
                 cfg_text = handle.read()
-        self.rpc = JsonRpc(rpc_endpoints(cfg_text, self.p["run_dir"]), timeout_s=min(5.0, self.p["timeout"]))
+        # Answers count only from run_as_user (or root): the configured account, not the live run dir's owner.
+        self.rpc = JsonRpc(rpc_endpoints(cfg_text, self.p["run_dir"]), timeout_s=min(5.0, self.p["timeout"]),
+                           kamailio_user=self.p["run_as_user"])
 
     # --- state of the world
     def pid(self):
@@ -214,9 +217,10 @@ class Controller:
             except OSError as exc:
                 self.module.fail_json(msg="cannot prepare Kamailio's directories: %s" % exc)
             if account:
-                # The run dir is Kamailio's own (its RPC endpoints, reply sockets of RPC clients).
+                # The run dir is Kamailio's own (its RPC endpoints); others may search it (0771) to reach the
+                # jsonrpcs socket, which only Kamailio's user and its RPC group may write to (0660).
                 os.chown(self.p["run_dir"], uid, gid)
-                os.chmod(self.p["run_dir"], 0o770)
+                os.chmod(self.p["run_dir"], 0o771)
             # -E keeps the log on stderr after daemonising, so it lands in log_file.
             cmd = [self.p["binary"], "-f", self.p["config"], "-P", self.p["pid_file"], "-E",
                    "-w", self.p["work_dir"], "-m", str(self.p["shared_memory_mb"]),

@@ -8,8 +8,9 @@ module: migration_diff
 short_description: Compare what a Kamailio SBC runs now with a newly rendered configuration, semantically and textually
 version_added: 0.1.0
 description:
-  - Reads the SBC's deployed configuration from O(config_dir) (C(commsgw-srv.json), C(dispatcher.list),
-    C(address.list), C(tls.cfg)) and compares it with the newly rendered O(files) of the new routing O(plan).
+  - Reads the SBC's deployed configuration from O(config_dir) (C(commsgw-srv.json), C(peers/dispatcher.list),
+    C(address.list), C(tls.cfg)) as O(run_as_user) and compares it with the newly rendered O(files) of the new
+    routing O(plan). In the directory the SRV refresher's user owns (Kamailio - C(peers/)) no symlink is followed.
   - "The semantic difference names: deployment type changes (lab to production), pairing changes (the site's
     local region), regions added and removed, each region's hostname and SRV name, /28 ranges added and removed,
     SRV targets gained and lost, ACL ranges added and removed and certificate changes (path or content of the
@@ -19,6 +20,8 @@ description:
     service, so that a rollout never cuts traffic (see docs/migration.md).
   - Only reads; the result is the same in check mode.
 author: commsgw.routing contributors (@commsgw)
+extends_documentation_fragment:
+  - commsgw.routing.sbc_reader
 options:
   config_dir:
     description: The SBC's live configuration directory.
@@ -146,9 +149,7 @@ def _read(path):
     try:
         with open(path, encoding="utf-8") as handle:
             return handle.read()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except (PermissionError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError):
         return None
 
 
@@ -164,6 +165,7 @@ def main():
     module = AnsibleModule(
         argument_spec={
             "config_dir": {"type": "path", "required": True},
+            "run_as_user": {"type": "str"},
             "files": {"type": "dict", "required": True},
             "plan": {"type": "dict", "required": True},
             "site": {"type": "str", "default": ""},
@@ -176,19 +178,20 @@ def main():
     new_files = {str(k): str(v) for k, v in params["files"].items()}
     platform = module_platform(module, params["platform"])
     names = sorted(set(new_files) | set(platform.state_files))
-    current_files = {name: _read(os.path.join(config_dir, name)) for name in names}
-    certificates = _certificates(platform, current_files, new_files)
     try:
+        current_files = platform.deployed_files(platform.options({"config_dir": config_dir,
+                                                                  "run_as_user": params["run_as_user"]}), names)
+        certificates = _certificates(platform, current_files, new_files)
         current = platform.state_from_files(current_files, certificates)
         new = platform.state_from_files(new_files, certificates)
-    except migration.MigrationError as exc:
+    except migration.MigrationError as exc:  # the read-back's ReadbackError, also from the drop to run_as_user
         module.fail_json(msg="cannot read the configuration back: %s" % exc)
     if new is None:
         module.fail_json(msg="the rendered files hold no commsgw-srv.json: render them with "
                              "commsgw.routing.kamailio_files")
     plan = params["plan"]
     semantic = migration.semantic_diff(current, new)
-    diffs = migration.file_diffs(current_files, new_files, config_dir)
+    diffs = migration.file_diffs(current_files, new_files, config_dir, platform.file_path)
     try:
         latest = latest_backup(state_dir_for(config_dir))
     except (UnsafePathError, OSError) as exc:
@@ -210,7 +213,8 @@ def main():
         "latest_backup": latest,
     }
     if module._diff:
-        result["diff"] = [{"before_header": os.path.join(config_dir, n), "after_header": os.path.join(config_dir, n),
+        result["diff"] = [{"before_header": platform.file_path(config_dir, n),
+                           "after_header": platform.file_path(config_dir, n),
                            "before": current_files.get(n) or "", "after": new_files[n]} for n in sorted(diffs)]
     module.exit_json(**result)
 

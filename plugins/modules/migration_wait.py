@@ -17,6 +17,8 @@ description:
     inactive by then.
   - Bounded; fails after O(timeout_s) seconds, naming the peers that are missing, unhealthy or lingering.
 author: commsgw.routing contributors (@commsgw)
+extends_documentation_fragment:
+  - commsgw.routing.sbc_reader
 options:
   platform:
     description:
@@ -130,6 +132,7 @@ def main():
             "platform": {"type": "str", "default": DEFAULT_PLATFORM},
             "config_dir": {"type": "path"},
             "run_dir": {"type": "path"},
+            "run_as_user": {"type": "str"},
             "required": {"type": "list", "elements": "str", "default": []},
             "absent": {"type": "list", "elements": "str", "default": []},
             "min_observe_s": {"type": "float", "default": 6.0},

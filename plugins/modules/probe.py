@@ -110,7 +110,8 @@ options:
   sbc_options:
     description:
       - Where the platform keeps its state. Kamailio keys C(config_dir) (default C(/etc/kamailio)),
-        C(dispatcher_list), C(run_dir) (default C(/run/kamailio)), C(rpc_socket), C(rpc_fifo), C(rpc_timeout_s).
+        C(dispatcher_list), C(run_dir) (default C(/run/kamailio)), C(rpc_socket), C(rpc_fifo), C(rpc_timeout_s),
+        C(run_as_user) (default C(kamailio); run as root, the view is read as this user and only its answers count).
     type: dict
     default: {}
   thresholds:

@@ -12,7 +12,7 @@ description:
     and returns them in the routing plan's vocabulary (RV(gathered)) - trunk groups per region with their
     peers (address, port, SRV priority, weight), the ACG /28s the SBC admits, MCP records, certificate paths,
     the sha256 of each file and the running SBC's peers with their states.
-  - "Kamailio: C(commsgw-srv.json), C(dispatcher.list), C(address.list), C(tls.cfg) and C(kamailio.cfg) under
+  - "Kamailio: C(commsgw-srv.json), C(peers/dispatcher.list), C(address.list), C(tls.cfg) and C(kamailio.cfg) under
     O(config_dir); live, the C(dispatcher.list) and C(permissions.subnetDump) RPCs over jsonrpcs. Weights are
     Kamailio's C(rweight) (relative to the priority tier's largest, 1..100); the plan's weights are compared
     on the same scale."
@@ -21,6 +21,8 @@ description:
     deployed files only.
   - Network collections call this the C(gathered) state. Only reads; the result is the same in check mode.
 author: commsgw.routing contributors (@commsgw)
+extends_documentation_fragment:
+  - commsgw.routing.sbc_reader
 options:
   platform:
     description:
@@ -122,6 +124,7 @@ def main():
             "platform": {"type": "str", "default": DEFAULT_PLATFORM},
             "config_dir": {"type": "path"},
             "run_dir": {"type": "path"},
+            "run_as_user": {"type": "str"},
             "rpc_socket": {"type": "path"},
             "rpc_fifo": {"type": "path"},
             "rpc_timeout_s": {"type": "float", "default": 3.0},

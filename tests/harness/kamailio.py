@@ -42,6 +42,20 @@ class KamailioError(RuntimeError):
     pass
 
 
+def rendered_path(cfg_dir: t.Union[str, Path], name: str) -> Path:
+    """Where the push puts the rendered file ``name`` (dispatcher.list: in ``cfg_dir``/peers)."""
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import file_path
+    return Path(file_path(str(cfg_dir), name))
+
+
+def write_rendered(cfg_dir: t.Union[str, Path], files: t.Mapping[str, str]) -> None:
+    """The rendered ``files`` in ``cfg_dir`` at the places the push puts them."""
+    for name, content in files.items():
+        path = rendered_path(cfg_dir, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+
+
 _VERSION_RE = re.compile(r"version:\s*kamailio\s+(\d+)\.(\d+)\.(\d+)", re.IGNORECASE)
 
 
@@ -442,9 +456,7 @@ class AcgLab:
             self.settings["secret_file"] = str(sbc_secret(self.workdir / "secret"))
             binds.append(self.workdir / "secret")
         self.files = render_kamailio(self.plan, self.settings, self.version)
-        self.cfg_dir.mkdir(parents=True, exist_ok=True)
-        for name, content in self.files.items():
-            (self.cfg_dir / name).write_text(content)
+        write_rendered(self.cfg_dir, self.files)
         self.kamailio = KamailioProcess(self.cfg_dir / "kamailio.cfg", self.workdir / "kamailio", self.run_dir,
                                         resolv_conf=self.dns.resolv_conf, shared_memory_mb=self.shared_memory_mb,
                                         rootfs=self.runtime.rootfs if self.runtime is not None else None,

@@ -32,6 +32,7 @@ from tests.harness.dns import DnsServer, _Lease  # noqa: E402
 from tests.harness.lab_inventory import lab_inventory, stop_kamailio  # noqa: E402
 from tests.harness.tools import needs  # noqa: E402
 
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import file_path  # noqa: E402
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # noqa: E402
     JsonRpc, RpcEndpoints)
 
@@ -75,7 +76,7 @@ class Sbc:
         return JsonRpc(RpcEndpoints(run + "/kamailio_rpc.sock", run + "/kamailio_rpc.fifo"), timeout_s=3).call(method)
 
     def edit(self, name: str, old: str, new: str) -> None:
-        path = self.etc / name
+        path = Path(file_path(str(self.etc), name))
         text = path.read_text()
         assert old in text, text
         path.write_text(text.replace(old, new))
@@ -137,7 +138,7 @@ def test_reloaded_hand_edits_are_named_for_files_and_running_sbc(sbc: Sbc) -> No
 def test_file_edit_without_reload_is_named_for_the_files_only(sbc: Sbc) -> None:
     sbc.play(["playbooks/onboard.yml"])  # puts the plan back (and reloads)
     assert _drift(sbc, check=True)[1] == ["in sync"]
-    text = (sbc.etc / "dispatcher.list").read_text()
+    text = (sbc.etc / "peers" / "dispatcher.list").read_text()
     sbc.edit("dispatcher.list", next(line for line in text.splitlines() if P1 + ":5060" in line) + "\n", "")
     rc, lines = _drift(sbc, "-e", "commsgw_drift_fail=false", check=True)
     assert rc == 0

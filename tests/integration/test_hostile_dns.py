@@ -33,7 +33,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
 from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import KamailioRenderError, render_kamailio
-from harness.kamailio import AcgLab, BlockLease, Topology
+from harness.kamailio import AcgLab, BlockLease, Topology, rendered_path
 from harness.refresher_install import install_refresher
 from harness.tools import needs
 
@@ -64,7 +64,7 @@ class Lab:
                                                          Sbc(host="sbc-fra-1", site="fra")])
         assert not findings.errors
         self.resolver = srv.ResolverSettings(nameservers=[lab.dns.address], timeout_s=2.0)
-        self.dispatcher_list = lab.cfg_dir / "dispatcher.list"
+        self.dispatcher_list = rendered_path(lab.cfg_dir, "dispatcher.list")
         self.spec = lab.cfg_dir / "commsgw-srv.json"
 
     # -- DNS

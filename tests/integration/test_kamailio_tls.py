@@ -30,7 +30,7 @@ import pytest
 from harness import pki as pkimod
 from harness import rootfs
 from harness.tools import needs
-from harness.kamailio import BlockLease, KamailioError, KamailioProcess, Topology, sbc_secret
+from harness.kamailio import BlockLease, KamailioError, KamailioProcess, Topology, sbc_secret, write_rendered
 from harness.sip_dialog import CoreUac, Dialog, UdpSink, in_dialog, status
 from harness.sipp import SippCaller, SippPeer
 from harness.tls_front import Connection, HandshakeResult, TlsFront, tls_client
@@ -122,8 +122,7 @@ class TlsLab:
         """Render ``plan`` into the config dir (a push without the role: reload what changed yourself)."""
         from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
         self.files = render_kamailio(plan, self.settings(), self.runtime.version)
-        for name, content in self.files.items():
-            (self.cfg_dir / name).write_text(content)
+        write_rendered(self.cfg_dir, self.files)
 
     # -- peers ---------------------------------------------------------------------------------
     def start_peer(self, address: str, cert: pkimod.Issued) -> None:

@@ -148,7 +148,9 @@ class Lab:
         return self.tmp / host / "etc"
 
     def snapshot(self, host: str) -> dict[str, str]:
-        return {p.name: p.read_text() for p in self.etc(host).iterdir() if p.is_file()}
+        # The rendered files by name, dispatcher.list from peers/ (where Kamailio reads it).
+        return {p.name: p.read_text() for d in (self.etc(host), self.etc(host) / "peers") if d.is_dir()
+                for p in d.iterdir() if p.is_file() and not p.name.startswith(".")}
 
     def pid(self, host: str) -> int:
         return int((self.tmp / host / "run" / "kamailio.pid").read_text().strip())

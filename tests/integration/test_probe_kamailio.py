@@ -21,7 +21,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils import probe
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import summary_lines
 from ansible_collections.commsgw.routing.plugins.module_utils.srv import ResolverSettings
 from harness.tools import needs
-from harness.kamailio import AcgLab, Topology
+from harness.kamailio import AcgLab, Topology, rendered_path
 from harness.sipp import SippPeer
 
 pytestmark = [
@@ -60,11 +60,17 @@ def peers(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[dict[str, Sipp
             peer.stop(kill=True)
 
 
+def lab_options(lab: AcgLab) -> dict[str, t.Any]:
+    """The SBC options of the lab. Its Kamailio runs as root (harness.kamailio): its socket lets root in only,
+    so the view is read as root (run_as_user) and root's replies are the ones that count."""
+    return {"config_dir": str(lab.cfg_dir), "run_dir": str(lab.run_dir), "run_as_user": "root"}
+
+
 def run(lab: AcgLab, **sbc_options: t.Any) -> dict[str, t.Any]:
     settings = probe.ProbeSettings(
         timeout_s=1.5, allowed_transports=("udp",), check_provisioning_ttl=False,
         resolver=ResolverSettings(nameservers=[lab.dns.address], port=lab.dns.port))
-    options = {"config_dir": str(lab.cfg_dir), "run_dir": str(lab.run_dir)}
+    options = lab_options(lab)
     options.update(sbc_options)
     return probe.run_probe(lab.plan, settings, host="sbc-ams-1", sbc_platform="kamailio", sbc_options=options)
 
@@ -99,7 +105,7 @@ def test_in_sync_then_drift_then_stale(lab: AcgLab, peers: dict[str, SippPeer]) 
         assert any(reason.startswith("SBC view fail: drift missing") for reason in report["reasons"])
 
         # The deployed file no longer matches what Kamailio runs (written, never reloaded): stale.
-        list_path = Path(lab.cfg_dir) / "dispatcher.list"
+        list_path = rendered_path(lab.cfg_dir, "dispatcher.list")
         original = list_path.read_text()
         list_path.write_text("".join(line + "\n" for line in original.splitlines() if R2[1] not in line))
         try:
@@ -166,7 +172,7 @@ def test_state_mismatch_and_unreadable_sbc(lab: AcgLab, peers: dict[str, SippPee
             timeout_s=1.5, allowed_transports=("udp",), check_provisioning_ttl=False,
             resolver=ResolverSettings(nameservers=[lab.dns.address]),
             thresholds=probe.Thresholds(fail_on_state_mismatch=True)), sbc_platform="kamailio",
-            sbc_options={"config_dir": str(lab.cfg_dir), "run_dir": str(lab.run_dir)})
+            sbc_options=lab_options(lab))
         assert strict["sbc_view"]["verdict"] == "fail"
     finally:
         lab.reset_peers()

@@ -22,6 +22,7 @@ import ipaddress
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -68,6 +69,11 @@ DEPLOYMENT: dict[str, t.Any] = {
     "routing": {"options_interval_s": 1, "failure_threshold": 2, "recovery_threshold": 1, "invite_timer_ms": 1000},
     "emergency_dial_strings": ["112", "999"],
 }
+
+
+RPC = ("import json, sys\n"
+       "cfg = open('/etc/kamailio/kamailio.cfg').read()\n"
+       "print(json.dumps(JsonRpc(rpc_endpoints(cfg, '/run/kamailio'), 5.0).call(sys.argv[1])))\n")
 
 
 def _sbc(guest: Guest, tls: bool = True, core_next_hop: str = CORE_NEXT_HOP, core: str = CORE) -> dict[str, t.Any]:
@@ -132,17 +138,27 @@ class Hosts:
                                                                     proc.stdout, proc.stderr)
         return proc.stdout
 
+    def rpc(self, guest: Guest, method: str) -> t.Any:
+        """A jsonrpc call to the running Kamailio, made inside the guest as root (the collection's
+        own client, kamailio/runtime.py, fed to the guest's python3 on stdin)."""
+        source = (ROOT / "plugins" / "module_utils" / "kamailio" / "runtime.py").read_text()
+        proc = self.lab.ssh(guest.name, "python3 - " + method, become=True, input=source + "\n" + RPC, timeout=30)
+        assert proc.returncode == 0, "%s: %s failed: %s" % (guest.name, method, proc.stderr[-2000:])
+        return json.loads(proc.stdout)
+
     def main_pid(self, guest: Guest) -> int:
         return int(self.root(guest, "systemctl show -p MainPID --value kamailio").strip() or 0)
 
     def state(self, guest: Guest) -> str:
-        """What an unchanged SBC keeps: its config tree (names, owners, modes, digests), units and PID."""
-        return self.root(guest, "cd /etc/kamailio && find . -path ./.commsgw-backups -prune -o -printf "
-                                "'%%p %%u:%%g %%m\\n' | sort && find . -path ./.commsgw-backups -prune -o -type f "
-                                "-exec sha256sum {} + | sort; ls /etc/systemd/system; "
+        """What an unchanged SBC keeps: its config tree (names, owners, modes, digests), units, PID and its secret.
+        The refresher's state file (its run history, rewritten by every run of the timer) and its temporary files
+        are not part of it."""
+        skip = "-path ./.commsgw-backups -prune -o -path './peers/.commsgw-*' -prune -o"
+        return self.root(guest, "cd /etc/kamailio && find . %s -printf '%%p %%u:%%g %%m\\n' | sort && find . %s "
+                                "-type f -exec sha256sum {} + | sort; ls /etc/systemd/system; "
                                 "systemctl show -p MainPID --value kamailio; "
                                 "find %s -printf '%%p %%u:%%g %%m\\n' 2>/dev/null; sha256sum %s 2>/dev/null || true"
-                                % (SECRET_DIR, SECRET_DIR + "/secret.cfg"))
+                                % (skip, skip, SECRET_DIR, SECRET_DIR + "/secret.cfg"))
 
     def calls(self, guest: Guest, count: int, name: str) -> tuple[int, int, dict[str, int]]:
         """``count`` calls from the core through ``guest``; (successful, failed, INVITEs per region)."""
@@ -221,7 +237,7 @@ def test_check_mode_on_fresh_hosts_lists_changes_and_changes_nothing(rig: Rig) -
     for guest in (AMS, DUB):
         assert _recap(out, guest.name)["changed"] >= 3, out[-4000:]
         assert rig.state(guest) == before[guest.name], "check mode changed %s" % guest.name
-    assert "+++ after: /etc/kamailio/dispatcher.list" in out, out[-4000:]
+    assert "+++ after: /etc/kamailio/peers/dispatcher.list" in out, out[-4000:]
     assert "kamailio.service.d/commsgw.conf" in out
 
 
@@ -229,12 +245,43 @@ REFRESHER_DIR = "/usr/local/lib/commsgw-srv-refresh"  # the role's default kamai
 SECRET_DIR = "/var/lib/kamailio-commsgw"  # the directory of commsgw_sbc.secret_file's default
 # What releases before the kamailio package installed there: flat files whose names the package's replace.
 OLD_FLAT_LIBRARIES = ("refresher.py", "kamailio.py", "kamailio_runtime.py")
+# Issue 21 item 2: what a compromised refresher would try (tests/harness/refresher_attacks.py), on the host.
+ATTACKS = ROOT / "tests" / "harness" / "refresher_attacks.py"
+ATTACKS_ON_HOST = "/usr/local/lib/commsgw-test-attacks.py"
+SPEC = "/etc/commsgw-srv-refresh/commsgw-srv.json"  # the refresher's input: a root-owned copy
+# The layout of the releases before issue 21: the refresher's user in Kamailio's group, the config dir its
+# group's (0771) so that it replaced dispatcher.list there by rename, its state in the unit's StateDirectory=.
+OLD_LAYOUT = ("groupadd -r commsgw-srv && useradd -r -g commsgw-srv -G kamailio -d /nonexistent "
+              "-s /usr/sbin/nologin commsgw-srv && chown root:commsgw-srv /etc/kamailio && chmod 0771 /etc/kamailio "
+              "&& printf '# peers of the old release\\n' > /etc/kamailio/dispatcher.list "
+              "&& chown commsgw-srv:kamailio /etc/kamailio/dispatcher.list && chmod 0640 /etc/kamailio/dispatcher.list "
+              "&& install -d -o commsgw-srv -g commsgw-srv -m 0750 /var/lib/commsgw-srv-refresh "
+              "&& echo '{}' > /var/lib/commsgw-srv-refresh/.commsgw-srv-state.json")
+
+OPEN_IN_THE_OLD_LAYOUT = {"rename over kamailio.cfg", "rename over tls.cfg", "read the private key", "swap tls/",
+                          "replace its own input", "create a file in the config dir"}
+
+
+def _attack_as_refresher(rig: Hosts, guest: Guest, spec: str, undo: bool = False) -> dict[str, str]:
+    """The attacks as the host's refresher user with its groups from /etc/group (the file layout alone, no unit)."""
+    rig.lab.copy_to(guest.name, ATTACKS, ATTACKS_ON_HOST, become=True, mode="0644")
+    out = rig.root(guest, "cd / && setpriv --reuid=commsgw-srv --regid=commsgw-srv --init-groups --no-new-privs "
+                          "python3 %s --config-dir /etc/kamailio --key %s/sbc.key --spec %s --run-dir /run/kamailio%s"
+                   % (ATTACKS_ON_HOST, TLS_DIR, spec, " --undo" if undo else ""))
+    outcome = json.loads(out.split("commsgw-attacks ", 1)[1])
+    print("%s: attacks as commsgw-srv (groups %s): %s" % (
+        guest.name, rig.root(guest, "id -nG commsgw-srv").strip(), outcome))
+    return t.cast("dict[str, str]", outcome)
 
 
 def test_onboard_two_sites_over_tls_with_the_probe(rig: Rig) -> None:
     # An upgrade on AMS: the older release's flat libraries (broken on purpose) are still there.
     rig.root(AMS, "mkdir -p %s && cd %s && for f in %s; do echo 'raise ImportError(\"old flat library\")' > $f; done"
              % (REFRESHER_DIR, REFRESHER_DIR, " ".join(OLD_FLAT_LIBRARIES)))
+    # ... and the old release's layout, which let its refresher change Kamailio's configuration and read its key.
+    rig.root(AMS, OLD_LAYOUT)
+    old = _attack_as_refresher(rig, AMS, "/etc/kamailio/commsgw-srv.json", undo=True)
+    assert OPEN_IN_THE_OLD_LAYOUT <= {name for name, what in old.items() if what == "succeeded"}, old
     out = _play(rig.inventory, "playbooks/onboard.yml").stdout
     for guest in (AMS, DUB):
         assert re.search(r"site \S+ on %s: PASS" % guest.name, out), out[-6000:]
@@ -244,11 +291,24 @@ def test_onboard_two_sites_over_tls_with_the_probe(rig: Rig) -> None:
         assert rig.root(guest, "systemctl is-active kamailio").strip() == "active"
         assert "kamailio 6.0" in rig.root(guest, "kamailio -v")
         listing = rig.root(guest, "stat -c '%n %U:%G %a' /etc/kamailio/kamailio.cfg /etc/kamailio/tls.cfg "
-                                  "/etc/kamailio/dispatcher.list /etc/kamailio/address.list")
-        for line in listing.splitlines():
-            assert line.split()[1:] == ["root:kamailio", "640"], line
-        # The directory: the refresher's group may replace files, Kamailio searches it, nobody lists it.
-        assert rig.root(guest, "stat -c '%U:%G %a' /etc/kamailio").split() == ["root:commsgw-srv", "771"]
+                                  "/etc/kamailio/address.list /etc/kamailio/peers/dispatcher.list "
+                                  "/etc/kamailio /etc/kamailio/peers /run/kamailio /run/kamailio/kamailio_rpc.sock "
+                                  + SPEC)
+        # Only the push writes the config dir; the refresher's own dir is peers/ (setgid: Kamailio reads what it
+        # writes); the run dir lets others reach the RPC socket, which only the RPC group may use.
+        assert [line.split()[1:] for line in listing.splitlines()] == [
+            ["root:kamailio", "640"], ["root:kamailio", "640"], ["root:kamailio", "640"],
+            ["commsgw-srv:kamailio", "640"], ["root:kamailio", "751"], ["commsgw-srv:kamailio", "2750"],
+            ["kamailio:kamailio", "771"], ["kamailio:commsgw-rpc", "660"], ["root:commsgw-srv", "640"]], listing
+        # The refresher's groups: its own and the RPC socket's, not Kamailio's (the upgrade took it out of it);
+        # Kamailio's user is in the RPC group and the running Kamailio has it.
+        assert rig.root(guest, "id -nG commsgw-srv").split() == ["commsgw-srv", "commsgw-rpc"]
+        assert "commsgw-rpc" in rig.root(guest, "id -nG kamailio").split()
+        rpc_gid = rig.root(guest, "getent group commsgw-rpc").split(":")[2]
+        assert rpc_gid in rig.root(guest, "grep ^Groups: /proc/%d/status" % pid).split()[1:]
+        # The old places are gone: the peer list in the config dir, the unit's old state directory.
+        assert rig.root(guest, "ls -A /etc/kamailio/dispatcher.list /var/lib/commsgw-srv-refresh 2>&1 || true"
+                        ).count("No such file") == 2
         refresher = rig.root(guest, "systemctl show -p User -p ProtectSystem -p NoNewPrivileges "
                                     "commsgw-srv-refresh.service; systemctl is-active commsgw-srv-refresh.timer")
         assert "User=commsgw-srv" in refresher and "ProtectSystem=strict" in refresher, refresher
@@ -270,6 +330,65 @@ def test_onboard_two_sites_over_tls_with_the_probe(rig: Rig) -> None:
         values = re.findall(r"![0-9a-f]{32,64}!", rig.root(guest, "cat %s/secret.cfg" % SECRET_DIR))
         assert len(values) == 2 and not any(v.strip("!") in out for v in values)
         assert "secret.cfg" not in rig.root(guest, "find /etc/kamailio -name 'secret*'")
+    # The same attacks on the upgraded host: the layout alone stops each of them.
+    new = _attack_as_refresher(rig, AMS, SPEC)
+    assert len(new) == 8 and "succeeded" not in new.values(), new
+
+
+def _refresher_run(rig: Hosts, guest: Guest) -> str:
+    """Start the refresher's unit once, wait for it to finish; the journal of that run (its invocation)."""
+    proc = rig.lab.ssh(guest.name, "systemctl start commsgw-srv-refresh.service", become=True, timeout=120)
+    invocation = rig.root(guest, "systemctl show -p InvocationID --value commsgw-srv-refresh.service").strip()
+    journal = rig.root(guest, "journalctl -o cat --no-pager _SYSTEMD_INVOCATION_ID=%s" % invocation)
+    assert proc.returncode == 0, "%s\n%s\n%s" % (proc.stdout, proc.stderr, journal)
+    return journal
+
+
+def _rows(rig: Hosts, guest: Guest) -> set[tuple[int, str]]:
+    """(set id, URI) of every destination the running Kamailio routes over."""
+    return {(int(r["SET"]["ID"]), d["DEST"]["URI"])
+            for r in rig.rpc(guest, "dispatcher.list")["RECORDS"] for d in r["SET"]["TARGETS"]}
+
+
+def test_refresher_unit_cannot_touch_kamailio_and_still_refreshes(rig: Rig) -> None:
+    """Issue 21 item 2 through the refresher's real unit (its user, groups and sandbox): a drop-in runs the attacks
+    before the refresher's own ExecStart; each fails, nothing changes, and the refresher still rewrites its peer
+    list and reloads Kamailio 6.0 over the RPC socket (the reply comes back to its abstract address)."""
+    digests = "sha256sum /etc/kamailio/kamailio.cfg /etc/kamailio/tls.cfg %s/sbc.key %s" % (TLS_DIR, SPEC)
+    before = rig.root(AMS, digests)
+    peers = rig.root(AMS, "cat /etc/kamailio/peers/dispatcher.list")
+    dropped = [line for line in peers.splitlines() if line.strip() and not line.startswith("#")][-1]
+    rows = _rows(rig, AMS)
+    dropin = "/run/systemd/system/commsgw-srv-refresh.service.d"
+    rig.root(AMS, "systemctl stop commsgw-srv-refresh.timer")  # no run of its own between the steps below
+    try:
+        # Kamailio runs a list without one peer: the next run of the refresher (which still holds the SRV answers)
+        # must rewrite the file and reload Kamailio to get it back.
+        rig.root(AMS, "grep -vxF %s /etc/kamailio/peers/dispatcher.list > /run/peers.tmp && cat /run/peers.tmp "
+                      "> /etc/kamailio/peers/dispatcher.list && rm /run/peers.tmp" % shlex.quote(dropped))
+        rig.rpc(AMS, "dispatcher.reload")
+        assert _rows(rig, AMS) == rows - {(int(dropped.split()[0]), dropped.split()[1])}
+        time.sleep(6)  # dispatcher refuses a reload within reload_delta (5 s) of the previous one
+        rig.lab.copy_to(AMS.name, ATTACKS, ATTACKS_ON_HOST, become=True, mode="0644")
+        rig.root(AMS, "mkdir -p %s && printf '[Service]\\nExecStartPre=/usr/bin/python3 %s --config-dir /etc/kamailio "
+                      "--key %s/sbc.key --spec %s --run-dir /run/kamailio\\n' > %s/attack.conf && systemctl daemon-reload"
+                 % (dropin, ATTACKS_ON_HOST, TLS_DIR, SPEC, dropin))
+        journal = _refresher_run(rig, AMS)
+    finally:
+        rig.root(AMS, "rm -rf %s && systemctl daemon-reload && systemctl start commsgw-srv-refresh.timer" % dropin)
+    outcome = json.loads(journal.split("commsgw-attacks ", 1)[1].splitlines()[0])
+    print("sbc-ams-1: attacks in the refresher's unit: %s" % outcome)
+    assert len(outcome) == 8 and "succeeded" not in outcome.values(), outcome
+    assert rig.root(AMS, digests) == before
+    assert "rewritten and dispatcher reloaded" in journal, journal
+    assert rig.root(AMS, "cat /etc/kamailio/peers/dispatcher.list") == peers
+    assert rig.root(AMS, "stat -c '%U:%G %a' /etc/kamailio/peers/dispatcher.list").split() == [
+        "commsgw-srv:kamailio", "640"]
+    assert _rows(rig, AMS) == rows
+    # The unit's sandbox as systemd rates it on the host (docs/production-hosts.md gives the figure).
+    security = rig.root(AMS, "systemd-analyze security --no-pager commsgw-srv-refresh.service | tail -n 1")
+    print("sbc-ams-1: %s" % security.strip())
+    assert re.search(r"commsgw-srv-refresh.service: \d+\.\d+ (OK|SAFE)", security), security
 
 
 def test_calls_flow_through_each_site_to_its_local_region(rig: Rig) -> None:
@@ -311,8 +430,9 @@ def test_key_kamailio_cannot_read_is_caught_by_the_preflight(rig: Rig) -> None:
 
 def test_config_that_cannot_start_leaves_the_running_one_untouched(rig: Rig) -> None:
     before = rig.state(AMS)
-    files = {name: rig.root(AMS, "cat /etc/kamailio/%s" % name)
-             for name in ("kamailio.cfg", "dispatcher.list", "address.list", "tls.cfg")}
+    files = {name: rig.root(AMS, "cat /etc/kamailio/%s" % path) for name, path in (
+        ("kamailio.cfg", "kamailio.cfg"), ("dispatcher.list", "peers/dispatcher.list"), ("address.list", "address.list"),
+        ("tls.cfg", "tls.cfg"))}
     files["kamailio.cfg"] += '\nroute[COMMSGW_BROKEN] {\n    sl_send_reply("200", "never");\n    ds_no_such();\n}\n'
     playbook = rig.tmp / "broken.yml"
     playbook.write_text(json.dumps([{"name": "Push a broken configuration", "hosts": "sbc-ams-1",

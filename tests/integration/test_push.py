@@ -39,6 +39,7 @@ from tests.harness.refresher_install import install_refresher  # noqa: E402
 from tests.harness.sipp import udp_options  # noqa: E402
 from tests.harness.tools import fill, tmpfs  # noqa: E402
 
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import file_path  # noqa: E402
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # noqa: E402
     JsonRpc, RpcEndpoints)
 from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import (  # noqa: E402
@@ -99,7 +100,9 @@ class Sbc:
         return {dest["DEST"]["URI"] for record in result["RECORDS"] for dest in record["SET"]["TARGETS"]}
 
     def snapshot(self) -> dict[str, str]:
-        return {p.name: p.read_text() for p in self.etc.iterdir() if p.is_file()}
+        # The rendered files by name, dispatcher.list from peers/ (where Kamailio reads it).
+        return {p.name: p.read_text() for d in (self.etc, self.etc / "peers") if d.is_dir()
+                for p in d.iterdir() if p.is_file() and not p.name.startswith(".")}
 
     def stop(self) -> None:
         stop_kamailio(self.live / "run" / "kamailio.pid")
@@ -139,7 +142,7 @@ def test_kamailio_runs_as_kamailio_and_files_are_not_world_readable(sbc: Sbc) ->
         uids = re.search(r"^Uid:\s+(\d+)\s+(\d+)", handle.read(), re.MULTILINE)
     assert uids and (int(uids.group(1)), int(uids.group(2))) == (kamailio.pw_uid, kamailio.pw_uid)
     for name in ("kamailio.cfg", "dispatcher.list", "address.list", "commsgw-srv.json"):
-        info = (sbc.etc / name).stat()
+        info = Path(file_path(str(sbc.etc), name)).stat()
         assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (0, kamailio.pw_gid, 0o640), name
 
 

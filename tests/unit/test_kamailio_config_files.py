@@ -45,7 +45,7 @@ def test_keep_backups_0_keeps_the_backup_just_made_and_a_rollback_works(tmp_path
                                                   "backup": str(backup), "mode": "0640",
                                                   "state_dir": str(tmp_path / "state")}, tmp_path)
     assert rc == 0 and restored["changed_files"] == ["dispatcher.list"], restored
-    assert (tmp_path / "etc" / "dispatcher.list").read_text() == "1 sip:b\n"
+    assert (tmp_path / "etc" / "peers" / "dispatcher.list").read_text() == "1 sip:b\n"
 
 
 def test_keep_backups_keeps_the_newest(tmp_path: Path) -> None:

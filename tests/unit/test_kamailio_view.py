@@ -133,7 +133,7 @@ def test_rendered_cfg_carries_the_plan_values() -> None:
     assert 'modparam("dispatcher", "ds_probing_threshold", 2)' in cfg
     assert '$rU =~ "^\\+?(112|999)$"' in cfg
     assert "$ml > 9984" in cfg and "$(ru{s.len}) > 256" in cfg
-    assert 'modparam("dispatcher", "list_file", "/etc/kamailio-acg/dispatcher.list")' in cfg
+    assert 'modparam("dispatcher", "list_file", "/etc/kamailio-acg/peers/dispatcher.list")' in cfg
     assert "listen=udp:192.0.2.10:5060" in cfg and "listen=udp:10.0.0.10:5070" in cfg
     assert "tls" not in cfg.split("####### Routing logic")[0].lower().replace("tls_threads", "")
     srv = json.loads(files["commsgw-srv.json"])

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback as kb
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import file_path
 from ansible_collections.commsgw.routing.plugins.module_utils import sbc_readback
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.dispatcher import dispatcher_rows
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
@@ -171,9 +172,9 @@ def test_module_reads_files_back_and_names_the_drift(tmp_path: Path) -> None:
     assert code == 0 and result["onboarded"] is False and result["in_sync"] is False, result
     assert result["drift"] == ["deployed files: no commsgw.routing configuration deployed: absent, plan: ams "
                                "( <> site.name)"]
-    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "peers").mkdir(parents=True)
     for name, text in _files(plan).items():
-        (tmp_path / "etc" / name).write_text(text)
+        Path(file_path(str(tmp_path / "etc"), name)).write_text(text)  # dispatcher.list in peers/
     code, result = run_module("sbc_state_info", args, tmp_path)
     assert code == 0 and result["drift"] == ["in sync"] and result["in_sync"] is True, result
     assert result["gathered"]["runtime"] is None

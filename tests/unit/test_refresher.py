@@ -25,6 +25,7 @@ import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import refresher
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import JsonRpc, RpcEndpoints, RpcError
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import file_path
 from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
 from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import SrvAnswer, SrvTarget
@@ -60,7 +61,9 @@ def spec(tmp_path: Path) -> dict[str, t.Any]:
     settings = {"acg_listen": {"address": "127.0.20.1"}, "core_listen": {"address": "127.0.30.1"},
                 "core_next_hop": "127.0.31.1:5060", "config_dir": str(tmp_path), "run_dir": str(tmp_path / "run")}
     for name, content in render_kamailio(plan, settings, "5.6.3").items():
-        (tmp_path / name).write_text(content)
+        path = Path(file_path(str(tmp_path), name))  # dispatcher.list: in peers/, as the push puts it
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(content)
     return refresher.load_spec(str(tmp_path / "commsgw-srv.json"))
 
 
@@ -304,76 +307,74 @@ def short_dir() -> t.Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-@pytest.mark.parametrize("run_mode", [0o770, 0o755], ids=["group-private-run-dir", "open-run-dir"])
-def test_reply_socket_lives_in_a_private_dir_of_the_run_dir(short_dir: Path, run_mode: int) -> None:
-    """A stand-in Kamailio answers on a real datagram socket; the reply address must be in the run dir,
-    in a 0700 directory, the socket 0600, both owned by the run dir's owner (Kamailio's user)."""
-    run = short_dir / "run"
-    run.mkdir()
-    os.chmod(run, run_mode)
+def _stand_in_kamailio(run: Path, seen: dict[str, t.Any]) -> tuple[socket.socket, threading.Thread]:
+    """A datagram socket at Kamailio's place that answers one request and notes the sender's address."""
     server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     server.bind(str(run / "kamailio_rpc.sock"))
-    seen: dict[str, t.Any] = {}
 
     def answer() -> None:
         server.settimeout(5)
         data, sender = server.recvfrom(65536)
-        info, parent = os.stat(sender), os.stat(os.path.dirname(sender))
-        seen.update(sender=sender, mode=stat.S_IMODE(info.st_mode), dir_mode=stat.S_IMODE(parent.st_mode),
-                    uid=info.st_uid, dir_uid=parent.st_uid, sock=stat.S_ISSOCK(info.st_mode))
+        seen.update(sender=sender, listing=sorted(os.listdir(run)))
+        if isinstance(sender, str) and sender.startswith("/"):
+            info, parent = os.stat(sender), os.stat(os.path.dirname(sender))
+            seen.update(mode=stat.S_IMODE(info.st_mode), uid=info.st_uid, dir_uid=parent.st_uid)
         server.sendto(json.dumps({"jsonrpc": "2.0", "id": json.loads(data)["id"], "result": "ok"}).encode(), sender)
 
     thread = threading.Thread(target=answer)
     thread.start()
+    return server, thread
+
+
+def test_reply_address_is_abstract_and_nothing_is_made_in_the_run_dir(short_dir: Path) -> None:
+    """Issue 21 item 3: the reply address is an abstract one (no file, nothing to chown in a directory
+    Kamailio's user controls); a stand-in Kamailio answers on a real datagram socket."""
+    run = short_dir / "run"
+    run.mkdir(mode=0o770)
+    seen: dict[str, t.Any] = {}
+    server, thread = _stand_in_kamailio(run, seen)
     try:
         assert JsonRpc(RpcEndpoints(str(run / "kamailio_rpc.sock"), None), timeout_s=5).call("core.version") == "ok"
     finally:
         thread.join(timeout=10)
         server.close()
-    assert os.path.dirname(os.path.dirname(seen["sender"])) == str(run) and seen["sock"]
-    assert (seen["dir_mode"], seen["mode"]) == (0o700, 0o600)
-    assert seen["uid"] == seen["dir_uid"] == run.stat().st_uid
-    assert os.listdir(run) == ["kamailio_rpc.sock"]  # the private dir is gone
+    assert isinstance(seen["sender"], bytes) and seen["sender"].startswith(b"\0commsgw-rpc-")
+    assert seen["listing"] == ["kamailio_rpc.sock"] and os.listdir(run) == ["kamailio_rpc.sock"]
 
 
-def _reply_dir_as_nobody(run: Path, groups: str) -> subprocess.CompletedProcess[str]:
-    code = ("import json, os, shutil, socket, stat; from ansible_collections.commsgw.routing.plugins.module_utils"
-            ".kamailio import runtime as k; a = k.kamailio_account(%r); r = k._reply_dir(%r, a); "
-            "i = os.stat(r); print(json.dumps([r, stat.S_IMODE(i.st_mode), i.st_gid])); shutil.rmtree(r)"
-            % (str(run / "kamailio_rpc.sock"), str(run)))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)))
-    return subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", groups, sys.executable, "-c", code],
-                          capture_output=True, text=True, timeout=30, check=False, env=env, cwd="/")
+def test_reply_dir_socket_is_private_and_gone_afterwards(short_dir: Path) -> None:
+    """``reply_dir`` (the candidate's scratch dir, its own): a 0600 socket there, removed after the call."""
+    run, replies = short_dir / "run", short_dir / "replies"
+    run.mkdir()
+    replies.mkdir(mode=0o711)
+    seen: dict[str, t.Any] = {}
+    server, thread = _stand_in_kamailio(run, seen)
+    try:
+        rpc = JsonRpc(RpcEndpoints(str(run / "kamailio_rpc.sock"), None), timeout_s=5, kamailio_user=os.geteuid(),
+                      reply_dir=str(replies))
+        assert rpc.call("core.version") == "ok"
+    finally:
+        thread.join(timeout=10)
+        server.close()
+    assert os.path.dirname(seen["sender"]) == str(replies) and seen["mode"] == 0o600
+    assert os.listdir(replies) == []
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
-def test_reply_dir_of_a_group_member_is_open_to_that_group_only(short_dir: Path) -> None:
-    """The refresher's shape: not Kamailio's user, a member of its group; the run dir is 0770 to that group."""
+@pytest.mark.parametrize("mode", [0o770, 0o757], ids=["group-writable", "world-writable"])
+def test_reply_dir_others_may_write_is_refused(short_dir: Path, mode: int) -> None:
+    replies = short_dir / "replies"
+    replies.mkdir()
+    os.chmod(replies, mode)
     run = short_dir / "run"
     run.mkdir()
-    os.chown(run, 0, 4242)
-    os.chmod(run, 0o770)
-    os.chmod(short_dir, 0o755)
-    proc = _reply_dir_as_nobody(run, "--groups=4242")
-    assert proc.returncode == 0, proc.stderr
-    path, dir_mode, gid = json.loads(proc.stdout)
-    assert os.path.dirname(path) == str(run) and (dir_mode, gid) == (0o710, 4242)
-    assert os.listdir(run) == []
-
-
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
-def test_reply_dir_open_to_everyone_is_refused(short_dir: Path) -> None:
-    """As nobody, outside Kamailio's group, next to a root-owned 0755 run dir: Kamailio could only answer
-    through a path every local user may write to; refused with the reason, nothing left behind."""
-    run = short_dir / "run"
-    run.mkdir(mode=0o755)
-    os.chmod(short_dir, 0o755)
-    before = set(os.listdir(tempfile.gettempdir()))
-    proc = _reply_dir_as_nobody(run, "--clear-groups")
-    assert proc.returncode != 0
-    assert "open to every local user, which is refused" in proc.stderr
-    assert os.listdir(run) == []
-    assert not [n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("commsgw-rpc-")]
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(str(run / "kamailio_rpc.sock"))
+    try:
+        with pytest.raises(RpcError, match="writable by nobody else"):
+            JsonRpc(RpcEndpoints(str(run / "kamailio_rpc.sock"), None), 1, reply_dir=str(replies)).call("core.version")
+    finally:
+        server.close()
+    assert os.listdir(replies) == []
 
 
 def test_installed_libraries_import_without_the_collection(tmp_path: Path) -> None:
@@ -385,3 +386,53 @@ def test_installed_libraries_import_without_the_collection(tmp_path: Path) -> No
                          capture_output=True, text=True, timeout=60, check=False, env=env, cwd=str(tmp_path))
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == str(tmp_path / "kamailio" / "refresher.py")
+
+
+# --- issue 21 item 14: a refresher failing for days is visible
+
+def test_failing_runs_are_counted_and_turn_stale_after_max_age(spec: dict[str, t.Any]) -> None:
+    failing = _resolver(refresher.RefreshError("SERVFAIL"))
+    outcome = refresher.refresh(spec, _resolver(_answer(TWO)), Reloads(), now=1000.0, max_age_s=600)
+    assert outcome.stale is None
+    outcome = refresher.refresh(spec, failing, Reloads(), now=2000.0, force=True, max_age_s=600)
+    state = refresher.load_state(spec, None)["health"]
+    assert state["consecutive_failures"] == 1 and state["last_success"] == 1000.0
+    assert outcome.stale and "no good run for 1000 s (limit 600 s), 1 failed run(s) in a row" in outcome.stale
+    outcome = refresher.refresh(spec, _resolver(_answer(TWO)), Reloads(), now=2100.0, force=True, max_age_s=600)
+    assert outcome.stale is None and refresher.load_state(spec, None)["health"]["consecutive_failures"] == 0
+
+
+def test_stale_refresher_exits_3_and_the_probe_view_names_it(spec: dict[str, t.Any], tmp_path: Path) -> None:
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.probe_view import refresher_health
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    install_refresher(bin_dir)
+    state_dir = Path(spec["dispatcher_list"]).parent
+    state = {"digest": spec["_digest"], "records": {},
+             "health": {"first_run": 1.0, "last_success": 1.0, "last_run": 1.0, "consecutive_failures": 3}}
+    (state_dir / ".commsgw-srv-state.json").write_text(json.dumps(state))
+    run = subprocess.run([sys.executable, str(bin_dir / "commsgw-srv-refresh"), "--spec", spec["_path"], "--force",
+                          "--state-dir", str(state_dir), "--max-age", "60", "--nameserver", "127.0.0.1",
+                          "--dns-port", "9", "--dns-timeout", "0.3"], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert run.returncode == 3, run.stderr
+    assert "stale: no good run for" in run.stderr
+    health = refresher_health(str(state_dir.parent), 10 ** 10)
+    assert health and health["consecutive_failures"] == 4 and "no good run for" in health["stale"]
+
+
+def test_daemon_pid_file_is_not_written_through_a_symlink(spec: dict[str, t.Any], tmp_path: Path) -> None:
+    """Issue 21 item 11: the process-mode loop opens its pid file with O_NOFOLLOW."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    install_refresher(bin_dir)
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    pid_file = tmp_path / "refresher.pid"
+    pid_file.symlink_to(victim)
+    run = subprocess.run([sys.executable, str(bin_dir / "commsgw-srv-refresh"), "--spec", spec["_path"], "--daemon",
+                          "--max-runs", "1", "--pid-file", str(pid_file), "--nameserver", "127.0.0.1",
+                          "--dns-port", "9", "--dns-timeout", "0.3"], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert victim.read_text() == "keep\n", run.stdout + run.stderr
+    assert pid_file.is_symlink()

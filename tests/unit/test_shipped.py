@@ -26,7 +26,7 @@ def test_the_refresher_ships_with_everything_it_imports() -> None:
     # kamailio/rows.py imports srv_lookup: found, not listed by hand; a module in the kamailio package brings the
     # package's __init__.py. The renderer's view (kamailio/view.py) is not needed on the host and is not shipped.
     assert {"kamailio/refresher.py", "kamailio/__init__.py", "kamailio/rows.py", "kamailio/runtime.py", "srv_lookup.py",
-            "safe_files.py", "push_lease.py"} == set(files)
+            "safe_files.py", "push_lease.py", "kamailio/refresher_health.py"} == set(files)
     for name, text in files.items():
         assert text == (Path(module_utils_dir()) / name).read_text(encoding="utf-8"), name
     assert LookupModule().run(["kamailio.refresher", "kamailio.rows"]) == [{"name": n, "content": c} for n, c in files.items()]

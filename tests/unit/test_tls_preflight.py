@@ -29,7 +29,20 @@ from ansible_collections.commsgw.routing.plugins.module_utils.tls_preflight impo
 from harness.pki import Issued, TestCA
 from harness.tools import needs, run_module
 
-UNPRIVILEGED = "nobody"
+
+def _account(names: t.Sequence[str]) -> str:
+    for name in names:
+        try:
+            pwd.getpwnam(name)
+            return name
+        except KeyError:
+            continue
+    return "nobody"
+
+
+# An account alone in its primary group (issue 21: a key's group must hold Kamailio's user only); Debian's
+# nogroup also holds _apt and sync, which test_key_group_with_other_members_is_an_error uses.
+UNPRIVILEGED = _account(["kamailio"])
 UNPRIVILEGED_GROUP = grp.getgrgid(pwd.getpwnam(UNPRIVILEGED).pw_gid).gr_name
 NO_SUCH_USER = "commsgw-no-such-user"
 
@@ -143,6 +156,26 @@ def test_key_0640_for_the_users_group_passes_and_root_always_reads(world_dir: Pa
     assert files.check(run_as_user="root")["ok"] is True
 
 
+def test_key_group_with_other_members_is_an_error(world_dir: Path, pki: Pki) -> None:
+    """Issue 21 item 2: the refresher was put in Kamailio's group and so could read the key. A key its group may
+    read, whose group holds anyone besides the run-as user, fails, naming them."""
+    gid = pwd.getpwnam("nobody").pw_gid
+    others = sorted(({e.pw_name for e in pwd.getpwall() if e.pw_gid == gid} | set(grp.getgrgid(gid).gr_mem)) - {"nobody"})
+    if not others:
+        pytest.skip("nobody's group has no other member here")
+    files = install(world_dir, pki, key_mode=0o640, key_group=grp.getgrgid(gid).gr_name)
+    message = only_error(files.check(run_as_user="nobody"))
+    assert "readable by group %s, whose members include %s besides nobody" % (grp.getgrgid(gid).gr_name,
+                                                                              ", ".join(others)) in message
+    # The members this run takes out of the group (the role's refresher user, on an upgrade) do not count.
+    assert not any("whose members include" in e for e in files.check(run_as_user="nobody",
+                                                                     key_group_leaving=others)["errors"])
+    assert "whose members include %s besides" % others[-1] in only_error(
+        files.check(run_as_user="nobody", key_group_leaving=others[:-1]))
+    files.private_key.chmod(0o600)  # root-only: no group reads it, nothing to object to (it is unreadable then)
+    assert not any("whose members include" in e for e in files.check(run_as_user="nobody")["errors"])
+
+
 # -- key --------------------------------------------------------------------------------------------------------
 def test_key_of_another_certificate_is_a_mismatch(world_dir: Path, pki: Pki) -> None:
     files = install(world_dir, pki, key=pki.other.key)
@@ -186,8 +219,8 @@ def test_key_only_root_can_read_is_unreadable_for_the_run_as_user(world_dir: Pat
     files = install(world_dir, pki, key_mode=0o600, key_group="root")
     result = files.check()
     message = only_error(result)
-    assert message.startswith("private_key %s: user nobody (groups %s) cannot read it (mode 0600, owner root, group"
-                              " root)" % (files.private_key, UNPRIVILEGED_GROUP))
+    assert message.startswith(("private_key %s: user nobody (groups %s) cannot read it (mode 0600, owner root, group"
+                              " root)" % (files.private_key, UNPRIVILEGED_GROUP)).replace("nobody", UNPRIVILEGED))
     assert "chmod 0640" in message
     assert result["checked"]["files"]["private_key"]["readable_by_run_as_user"] is False
     # Root reads it all the same, so the content checks still ran.
@@ -202,7 +235,7 @@ def test_unsearchable_parent_directory_is_named(world_dir: Path, pki: Pki) -> No
     assert len(result["errors"]) == 4  # every file lives in the directory
     key_error = [e for e in result["errors"] if e.startswith("private_key")][0]
     assert ("directory %s (mode 0700, owner root, group root) is not searchable (x) by nobody"
-            % files.directory) in key_error
+            % files.directory).replace("nobody", UNPRIVILEGED) in key_error
 
 
 def test_a_symlink_is_followed_and_named(world_dir: Path, pki: Pki) -> None:
@@ -215,8 +248,8 @@ def test_a_symlink_is_followed_and_named(world_dir: Path, pki: Pki) -> None:
     result = files.check()
     assert result["ok"] is False
     # The private directory is reported first: the target's own mode is not even reached.
-    assert only_error(result).startswith("private_key %s (a symlink to %s): user nobody cannot reach it: directory %s"
-                                         % (files.private_key, target, hidden))
+    assert only_error(result).startswith(("private_key %s (a symlink to %s): user nobody cannot reach it: directory %s"
+                                         % (files.private_key, target, hidden)).replace("nobody", UNPRIVILEGED))
     hidden.chmod(0o755)
     os.chown(target, 0, grp.getgrnam(UNPRIVILEGED_GROUP).gr_gid)
     target.chmod(0o640)
@@ -378,6 +411,6 @@ def test_module_fails_with_every_error_one_per_line(world_dir: Path, pki: Pki, t
     assert code == 1 and result["failed"] is True and result["changed"] is False
     lines = result["msg"].splitlines()
     assert lines[0] == ("TLS preflight failed for certificate %s with key %s (run as nobody): 2 error(s):"
-                        % (files.certificate, files.private_key))
+                        % (files.certificate, files.private_key)).replace("nobody", UNPRIVILEGED)
     assert lines[1:] == result["errors"] and len(lines) == 3
     assert "accessible to every user" in lines[1] and "does not belong to certificate" in lines[2]

@@ -23,6 +23,7 @@ import tempfile
 import time
 import typing as t
 
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import PEERS_SUBDIR, file_path
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
     DEFAULT_RUN_DIR, JsonRpc, RpcError, listen_addresses, rpc_endpoints)
 
@@ -63,7 +64,8 @@ def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/
         # The scratch run dir is mounted over the live one; only its own mode matters to the user.
         account = pwd.getpwnam(user)
         os.chown(cand_run, account.pw_uid, account.pw_gid)
-        # Kamailio answers RPC clients at their socket in the scratch run dir, by its host path.
+        # Kamailio answers the RPC client at its reply socket in the scratch dir (root's, searchable only),
+        # by its host path: an abstract address of this network namespace is out of the candidate's reach.
         os.chmod(scratch, 0o711)
         if _is_elf(binary):
             drop = "setpriv --reuid=%d --regid=%d --init-groups " % (account.pw_uid, account.pw_gid)
@@ -87,7 +89,7 @@ def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/
     ok = False
     detail = "did not answer core.version within %.1f s" % timeout_s
     try:
-        rpc = JsonRpc(endpoints, timeout_s=1.0)
+        rpc = JsonRpc(endpoints, timeout_s=1.0, kamailio_user=user, reply_dir=scratch)
         deadline = started + timeout_s
         while time.monotonic() < deadline:
             if proc.poll() is not None:
@@ -115,6 +117,10 @@ def _mirror_tree(source: str, dest: str) -> None:
     tls/, included files, links), owned as they are, since it runs as the live user.
     """
     def ignore(directory: str, names: t.List[str]) -> t.List[str]:
+        # The refresher's peers/ holds only what the push writes (the candidate gets its own list) and its
+        # state: root copies nothing from a directory another user controls.
+        if directory == os.path.join(source, PEERS_SUBDIR):
+            return list(names)
         return [n for n in names if n.startswith(".commsgw")] if directory == source else []
     shutil.copytree(source, dest, symlinks=True, ignore=ignore, dirs_exist_ok=True)
     for root, dirs, names in os.walk(dest):
@@ -135,7 +141,8 @@ def try_candidate_tree(config_dir: str, files: t.Mapping[str, str], prepare: t.C
     try:
         _mirror_tree(config_dir, staging)
         for name, content in files.items():
-            path = os.path.join(staging, name)
+            path = file_path(staging, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
             if os.path.lexists(path):
                 os.unlink(path)
             with open(path, "w", encoding="utf-8") as handle:

@@ -8,15 +8,20 @@ Everything generic code needs from Kamailio is named here; ``sbc_platforms`` imp
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback as kb
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import runtime as kr
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import file_path
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.settings import FIELDS, parse_kamailio_settings
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.probe_view import (
-    parse_dispatcher_rpc, read_kamailio_view)
+    parse_dispatcher_rpc, read_kamailio_view, view_from_dict)
+from ansible_collections.commsgw.routing.plugins.module_utils.probe_view import SbcView
+from ansible_collections.commsgw.routing.plugins.module_utils.run_as import RunAsError, run_as
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform import PeerStateError, Refresher, SbcPlatform
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback import ReadbackError
 
 
 def certificate_paths(files: t.Mapping[str, t.Optional[str]]) -> list[str]:
@@ -41,24 +46,66 @@ def runtime_peers(answers: t.Mapping[str, t.Any]) -> list[t.Any]:
     return parse_dispatcher_rpc(answers.get("dispatcher.list"))
 
 
+def _read_cfg(options: t.Mapping[str, t.Any]) -> str:
+    try:
+        with open(os.path.join(options["config_dir"], "kamailio.cfg"), encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise OSError("cannot read kamailio.cfg: %s" % exc) from exc
+
+
+def _poll_states(options: t.Mapping[str, t.Any]) -> dict[str, str]:
+    rpc = kr.JsonRpc(kr.rpc_endpoints(_read_cfg(options), options["run_dir"]), timeout_s=3.0,
+                     kamailio_user=options.get("run_as_user"))
+    try:
+        return kb.dispatcher_states(rpc.call("dispatcher.list"))
+    except kr.RpcError as exc:
+        raise PeerStateError(str(exc)) from exc
+
+
 def peer_states(options: t.Mapping[str, t.Any]) -> t.Callable[[], dict[str, str]]:
-    """A poller of the live dispatcher states (``address:port`` -> flags such as ``AP``).
+    """A poller of the live dispatcher states (``address:port`` -> flags such as ``AP``), each poll as
+    ``run_as_user`` (Kamailio's user; see ``run_as``).
 
     Raises OSError when kamailio.cfg (which names the RPC endpoints) cannot be read; each poll
     raises PeerStateError when the RPC fails."""
+    user = options.get("run_as_user")
     try:
-        with open(os.path.join(options["config_dir"], "kamailio.cfg"), encoding="utf-8") as handle:
-            cfg = handle.read()
-    except OSError as exc:
-        raise OSError("cannot read kamailio.cfg: %s" % exc) from exc
-    rpc = kr.JsonRpc(kr.rpc_endpoints(cfg, options["run_dir"]), timeout_s=3.0)
+        run_as(user, lambda: _read_cfg(options) and None)
+    except RunAsError as exc:
+        raise OSError(str(exc)) from exc
 
     def poll() -> dict[str, str]:
         try:
-            return kb.dispatcher_states(rpc.call("dispatcher.list"))
-        except kr.RpcError as exc:
+            return run_as(user, lambda: _poll_states(options))
+        except RunAsError as exc:
             raise PeerStateError(str(exc)) from exc
     return poll
+
+
+def read_state(options: t.Mapping[str, t.Any]) -> t.Optional[dict[str, t.Any]]:
+    """``readback.read_state`` as ``run_as_user`` (Kamailio's user), never as root."""
+    try:
+        return run_as(options.get("run_as_user"), lambda: kb.read_state(options))
+    except RunAsError as exc:
+        raise ReadbackError(str(exc)) from exc
+
+
+def deployed_files(options: t.Mapping[str, t.Any], names: t.Sequence[str]) -> dict[str, t.Optional[str]]:
+    """``readback.read_files`` of ``names`` under ``config_dir``, as ``run_as_user`` (Kamailio's user), never as root."""
+    config_dir = options.get("config_dir") or kr.DEFAULT_CONFIG_DIR
+    try:
+        return run_as(options.get("run_as_user"), lambda: kb.read_files(config_dir, names))
+    except RunAsError as exc:
+        raise ReadbackError(str(exc)) from exc
+
+
+def probe_view(options: t.Mapping[str, t.Any]) -> SbcView:
+    """``read_kamailio_view`` as ``run_as_user`` (Kamailio's user), never as root."""
+    try:
+        return view_from_dict(run_as(options.get("run_as_user"), lambda: dataclasses.asdict(read_kamailio_view(options))))
+    except RunAsError as exc:
+        return SbcView(platform="kamailio", source="nothing readable", errors=[str(exc)])
 
 
 KAMAILIO = SbcPlatform(
@@ -70,17 +117,21 @@ KAMAILIO = SbcPlatform(
     state_files=kb.STATE_FILES,
     state_from_files=kb.state_from_files,
     certificate_paths=certificate_paths,
-    read_state=kb.read_state,
+    read_state=read_state,
+    file_path=file_path,
+    deployed_files=deployed_files,
     weight_scale=kb.WEIGHT_SCALE,
     runtime_queries=RUNTIME_QUERIES,
     runtime_state=runtime_state,
     runtime_peers=runtime_peers,
-    probe_view=read_kamailio_view,
+    probe_view=probe_view,
     peer_states=peer_states,
     # Kamailio cannot follow SRV itself (docs/kamailio-notes.md): kamailio/refresher.py rewrites the rows.
     refresher=Refresher(needed=True, reads=("commsgw-srv.json",), writes=("dispatcher.list",),
                         reloads=("dispatcher.reload",)),
     settings_fields=FIELDS,
     validate_settings=parse_kamailio_settings,
-    defaults={"config_dir": kr.DEFAULT_CONFIG_DIR, "run_dir": kr.DEFAULT_RUN_DIR},
+    # run_as_user: the account Kamailio runs as, which the readers drop to and whose replies they trust.
+    defaults={"config_dir": kr.DEFAULT_CONFIG_DIR, "run_dir": kr.DEFAULT_RUN_DIR,
+              "run_as_user": kr.DEFAULT_KAMAILIO_USER},
 )

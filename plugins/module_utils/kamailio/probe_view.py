@@ -8,10 +8,15 @@ read-back's (``kamailio.readback``), which migration and ``sbc_state_info`` use 
 
 from __future__ import annotations
 
+import json
 import os
+import time
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback as kb
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import (
+    PEERS_SUBDIR, file_path, read_nofollow)
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.refresher_health import STATE_NAME, stale
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import DEFAULT_CONFIG_DIR, RpcError
 from ansible_collections.commsgw.routing.plugins.module_utils.probe_view import SbcDestination, SbcView
 
@@ -27,20 +32,44 @@ def parse_dispatcher_rpc(result: t.Any) -> list[SbcDestination]:
             for row in kb.runtime_rows(result)]
 
 
+def refresher_health(config_dir: str, now: float) -> t.Optional[dict[str, t.Any]]:
+    """The SRV refresher's run history from its state file in the peers dir (None: no refresher ran here),
+    with ``stale``: why it counts as stale, or None."""
+    try:
+        text = read_nofollow(os.path.join(config_dir, PEERS_SUBDIR, STATE_NAME))
+        health = json.loads(text)["health"] if text else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(health, dict):
+        return None
+    return dict(health, stale=stale(health, now))
+
+
+def view_from_dict(data: t.Mapping[str, t.Any]) -> SbcView:
+    """An SbcView from its ``dataclasses.asdict`` form (the view read as Kamailio's user comes back as JSON)."""
+    def rows(items: t.Optional[t.Sequence[t.Mapping[str, t.Any]]]) -> t.Optional[list[SbcDestination]]:
+        return None if items is None else [SbcDestination(**item) for item in items]
+    return SbcView(platform=data["platform"], source=data["source"], runtime=rows(data.get("runtime")),
+                   configured=rows(data.get("configured")), errors=list(data.get("errors") or []),
+                   refresher=data.get("refresher"))
+
+
 def read_kamailio_view(options: t.Mapping[str, t.Any]) -> SbcView:
     """Kamailio: runtime destinations and states over jsonrpcs, configured ones from dispatcher.list.
 
-    ``options``: ``config_dir`` (default /etc/kamailio; dispatcher.list and kamailio.cfg live there),
+    ``options``: ``config_dir`` (default /etc/kamailio; kamailio.cfg there, dispatcher.list in its peers/),
     ``dispatcher_list`` (overrides the file), ``run_dir`` (default /run/kamailio), ``rpc_socket`` /
     ``rpc_fifo`` (override what kamailio.cfg declares), ``rpc_timeout_s``.
     """
     config_dir = options.get("config_dir") or DEFAULT_CONFIG_DIR
-    list_path = options.get("dispatcher_list") or os.path.join(config_dir, "dispatcher.list")
+    list_path = options.get("dispatcher_list") or file_path(config_dir, "dispatcher.list")
     view = SbcView(platform="kamailio", source="")
     sources = []
     try:
-        with open(list_path, encoding="utf-8") as handle:
-            view.configured = parse_dispatcher_list(handle.read())
+        text = read_nofollow(list_path)
+        if text is None:
+            raise OSError("no such file")
+        view.configured = parse_dispatcher_list(text)
         sources.append("file %s" % list_path)
     except (OSError, ValueError) as exc:
         view.errors.append("cannot read %s: %s" % (list_path, exc))
@@ -58,5 +87,6 @@ def read_kamailio_view(options: t.Mapping[str, t.Any]) -> SbcView:
         sources.append("jsonrpc %s" % (rpc.endpoints.socket or rpc.endpoints.fifo))
     except (RpcError, OSError, ValueError, TypeError) as exc:
         view.errors.append("cannot ask Kamailio for dispatcher.list: %s" % exc)
+    view.refresher = refresher_health(config_dir, time.time())
     view.source = ", ".join(sources) or "nothing readable"
     return view

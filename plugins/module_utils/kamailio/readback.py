@@ -7,7 +7,7 @@ The one parser of what a Kamailio SBC runs: migration (``state_from_files`` on t
 freshly rendered files, like for like), the probe's SBC view (``destination_rows`` /
 ``runtime_rows``) and ``commsgw.routing.sbc_state_info`` (``read_state``) all use it.
 
-* files: ``commsgw-srv.json`` (trunk groups, set ids, MCP records), ``dispatcher.list`` (peers),
+* files: ``commsgw-srv.json`` (trunk groups, set ids, MCP records), ``peers/dispatcher.list`` (peers),
   ``address.list`` (the ACG /28s, group ``ACL_GROUP``), ``tls.cfg`` (certificate paths), ``kamailio.cfg``
   (listen addresses and the RPC endpoints);
 * live: the ``dispatcher.list`` RPC (peers and their states) and ``permissions.subnetDump`` (the /28s
@@ -34,6 +34,8 @@ from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows impo
     ACL_GROUP, MCP_SET_BASE, RETIRED_GROUP, parse_acl_tag, scale_rweights)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.dispatcher import dispatcher_rows, parse_attrs
 from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import state_dir_for
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import (
+    IN_PEERS_DIR, file_path, read_nofollow)
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback import (
     ReadbackError, net_key, parse_sip_uri, peer_key, sha256_text)
 
@@ -321,17 +323,27 @@ def runtime_state(spec: t.Mapping[str, t.Any], dispatcher: t.Any, subnets: t.Any
 # Reading a live SBC
 
 
-def _read(path: str) -> t.Optional[str]:
+def _read(path: str, nofollow: bool = False) -> t.Optional[str]:
+    """The file's text, None when unreadable; ``nofollow``: a symlink counts as unreadable (the peers dir)."""
     try:
+        if nofollow:
+            return read_nofollow(path)
         with open(path, encoding="utf-8") as handle:
             return handle.read()
     except (OSError, UnicodeDecodeError):
         return None
 
 
+def read_files(config_dir: str, names: t.Iterable[str]) -> dict[str, t.Optional[str]]:
+    """The deployed text of each rendered file of ``names`` at its place under ``config_dir`` (None: absent or
+    unreadable); in the peers dir, which the refresher's user owns, a symlink is never followed."""
+    return {name: _read(file_path(config_dir, name), name in IN_PEERS_DIR) for name in names}
+
+
 def rpc_client(options: t.Mapping[str, t.Any], cfg_text: t.Optional[str]) -> kr.JsonRpc:
     """The jsonrpcs client of the SBC: the endpoints kamailio.cfg declares, unless ``rpc_socket`` /
-    ``rpc_fifo`` override them; ``run_dir`` (default /run/kamailio), ``rpc_timeout_s`` (default 3)."""
+    ``rpc_fifo`` override them; ``run_dir`` (default /run/kamailio), ``rpc_timeout_s`` (default 3); only answers
+    from root or ``run_as_user`` (default kamailio, the configured account, never the live run dir's owner)."""
     run_dir = options.get("run_dir") or kr.DEFAULT_RUN_DIR
     endpoints = kr.RpcEndpoints(socket=os.path.join(run_dir, kr.DEFAULT_SOCKET_NAME),
                                 fifo=os.path.join(run_dir, kr.DEFAULT_FIFO_NAME))
@@ -340,7 +352,8 @@ def rpc_client(options: t.Mapping[str, t.Any], cfg_text: t.Optional[str]) -> kr.
     if options.get("rpc_socket") or options.get("rpc_fifo"):
         endpoints = kr.RpcEndpoints(socket=options.get("rpc_socket"), fifo=options.get("rpc_fifo"),
                                     fifo_reply_dir=endpoints.fifo_reply_dir)
-    return kr.JsonRpc(endpoints, timeout_s=float(options.get("rpc_timeout_s") or 3.0))
+    return kr.JsonRpc(endpoints, timeout_s=float(options.get("rpc_timeout_s") or 3.0),
+                      kamailio_user=options.get("run_as_user", kr.DEFAULT_KAMAILIO_USER))
 
 
 def _call(rpc: kr.JsonRpc, method: str, errors: list[str]) -> t.Any:
@@ -365,7 +378,7 @@ def read_state(options: t.Mapping[str, t.Any]) -> t.Optional[dict[str, t.Any]]:
     ``runtime`` is false, its live peers and ACL over jsonrpcs (see ``rpc_client``). None when
     ``config_dir`` holds no commsgw.routing configuration."""
     config_dir = options.get("config_dir") or kr.DEFAULT_CONFIG_DIR
-    files = {name: _read(os.path.join(config_dir, name)) for name in READ_FILES}
+    files = read_files(config_dir, READ_FILES)
     tls = parse_tls_cfg(files["tls.cfg"] or "")
     certificates = {tls["certificate"]: _read(tls["certificate"])} if tls.get("certificate") else {}
     state = state_from_files(files, certificates)

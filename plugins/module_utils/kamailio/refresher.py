@@ -11,22 +11,18 @@ systemd timer or a loop), re-resolves them at their TTL. Rules, each from the is
   that record is ignored and its previous peers kept, since a partly foreign answer is suspect;
 * rewrite dispatcher.list and call ``dispatcher.reload`` only when the resulting list differs from
   the file (a reload resets every peer's probing state, so a TTL-only change must not cause one);
-* a failed lookup keeps the record's previous peers; the list is never written empty; every
-  failure is logged;
-* if the reload fails, the previous file is put back so that the next run tries again.
+* a failed lookup keeps the record's previous peers; the list is never written empty; every failure is
+  logged; if the reload fails, the previous file is put back so that the next run tries again.
 
-Input: ``commsgw-srv.json``, rendered next to kamailio.cfg by ``kamailio.srv_refresh_input`` (K1):
-``dispatcher_list``, ``transport``, ``acg_socket``, ``rpc_socket``/``rpc_fifo``, ``trunk_groups``
-(order, role, region, hostname, srv_name, ttl, ip_ranges), ``sets`` (the dispatcher set ids the
-rendered kamailio.cfg routes over) and ``acl_ranges``. The rows are built by the very function the
-renderer uses (``kamailio.dispatcher_sets`` + ``dispatcher_list_text``), so an unchanged record set
-gives a byte-identical file and the refresher makes no routing decision of its own. A change in the
-number of SRV priority tiers would need different set ids in kamailio.cfg: it is refused (logged,
-previous peers kept) until the configuration is rendered and pushed again.
+Input: ``commsgw-srv.json`` (``kamailio.srv_refresh_input``; the role installs a root-owned copy for the
+refresher): dispatcher_list, transport, acg_socket, rpc_socket/rpc_fifo, trunk_groups, sets, acl_ranges.
+The rows are built by the renderer's own functions (``dispatcher_sets`` + ``dispatcher_list_text``), so an
+unchanged record set gives a byte-identical file and the refresher makes no routing decision of its own. A
+change in the number of SRV priority tiers needs other set ids in kamailio.cfg: refused (logged, previous peers
+kept) until the configuration is rendered and pushed again.
 
-Standard library and dnspython only; no import from the rest of the collection except the SRV
-lookup (``srv_lookup``, the one the controller uses), the jsonrpc client, the dispatcher row
-builder and the atomic writer (``safe_files``), all shipped alongside, because this file runs on the SBC host without Ansible.
+Standard library and dnspython only, plus the collection files it imports (shipped alongside), because this
+file runs on the SBC host without Ansible. It writes only ``<config_dir>/peers`` (``kamailio.peers_dir``).
 """
 
 from __future__ import annotations
@@ -44,20 +40,23 @@ try:  # the collection's path first, then a plain import next to the installed s
     from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import (  # type: ignore
         KamailioViewError, dispatcher_list_text, dispatcher_sets, mcp_dispatcher_sets)
     from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # type: ignore
-        JsonRpc, RpcEndpoints, RpcError, rpc_endpoints)
+        DEFAULT_KAMAILIO_USER, JsonRpc, RpcEndpoints, RpcError, rpc_endpoints)
     from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import (  # type: ignore
         RECORD_KINDS, DnsLookupError, ResolverSettings, SrvAnswer, SrvLimits, addresses_outside, canonical_targets,
         check_record, limits_for, resolve_srv, target_from_dict)
     from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import write_text_atomic  # type: ignore
     from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import unless_pushing  # type: ignore
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.refresher_health import (  # type: ignore
+        STATE_NAME, note_run, stale)
 except ImportError:  # pragma: no cover - on the SBC host
     from kamailio.rows import KamailioViewError, dispatcher_list_text, dispatcher_sets, mcp_dispatcher_sets  # type: ignore
-    from kamailio.runtime import JsonRpc, RpcEndpoints, RpcError, rpc_endpoints  # type: ignore
+    from kamailio.runtime import DEFAULT_KAMAILIO_USER, JsonRpc, RpcEndpoints, RpcError, rpc_endpoints  # type: ignore
     from srv_lookup import (  # type: ignore
         RECORD_KINDS, DnsLookupError, ResolverSettings, SrvAnswer, SrvLimits, addresses_outside, canonical_targets,
         check_record, limits_for, resolve_srv, target_from_dict)
     from safe_files import write_text_atomic  # type: ignore
     from push_lease import unless_pushing  # type: ignore
+    from kamailio.refresher_health import STATE_NAME, note_run, stale  # type: ignore
 
 LOG = logging.getLogger("commsgw-srv-refresh")
 SCHEMA_VERSION = 1
@@ -92,6 +91,7 @@ class Outcome:
     errors: list[str] = dataclasses.field(default_factory=list)
     next_due_s: float = float(MAX_TTL_S)
     skipped: str = ""  # why nothing was done: a push holds the SBC (push_lease, issue 21)
+    stale: t.Optional[str] = None  # set when no good run for longer than max_age_s (see ``stale``)
 
 
 # --- the input file
@@ -153,11 +153,7 @@ def check_regular(path: str) -> None:
 
 
 def group_id(name: str) -> int:
-    """A group name or number, as --file-group takes it, that this process may give its files.
-
-    Checked up front (ValueError): a chown failing halfway through a run would leave a temp file and
-    a traceback instead of a clear error.
-    """
+    """A group name or number (--file-group) this process may give its files; ValueError up front otherwise."""
     try:
         gid = int(name) if name.isascii() and name.isdigit() else grp.getgrnam(name).gr_gid
     except KeyError:
@@ -231,7 +227,7 @@ def records(spec: t.Mapping[str, t.Any]) -> list[t.Mapping[str, t.Any]]:
 # --- state between runs (last good answer and when to look again, per record)
 
 def _state_path(spec: t.Mapping[str, t.Any], state_dir: t.Optional[str]) -> str:
-    return os.path.join(state_dir or os.path.dirname(spec["_path"]), ".commsgw-srv-state.json")
+    return os.path.join(state_dir or os.path.dirname(spec["_path"]), STATE_NAME)
 
 
 def load_state(spec: t.Mapping[str, t.Any], state_dir: t.Optional[str]) -> dict[str, t.Any]:
@@ -240,9 +236,14 @@ def load_state(spec: t.Mapping[str, t.Any], state_dir: t.Optional[str]) -> dict[
             state = json.load(handle)
     except (OSError, ValueError):
         state = {}
-    # A new push (another spec) starts afresh: its dispatcher.list is the render-time truth.
-    if not isinstance(state, dict) or state.get("digest") != spec["_digest"]:
-        state = {"digest": spec["_digest"], "records": {}}
+    if not isinstance(state, dict):
+        state = {}
+    # A new push (another spec) starts afresh: its dispatcher.list is the render-time truth. The run
+    # history (``health``) carries over: a refresher failing across pushes is still failing.
+    if state.get("digest") != spec["_digest"]:
+        state = {"digest": spec["_digest"], "records": {}, "health": state.get("health")}
+    if not isinstance(state.get("health"), dict):
+        state["health"] = {}
     return state
 
 
@@ -282,7 +283,8 @@ def _fail(outcome: Outcome, message: str) -> None:
 
 @unless_pushing(lambda why: Outcome(skipped=why, next_due_s=float(RETRY_AFTER_FAILURE_S)))
 def refresh(spec: t.Mapping[str, t.Any], resolve_fn: Resolve, reload_fn: Reload, now: float,
-            force: bool = False, state_dir: t.Optional[str] = None, file_gid: t.Optional[int] = None) -> Outcome:
+            force: bool = False, state_dir: t.Optional[str] = None, file_gid: t.Optional[int] = None,
+            max_age_s: float = MAX_TTL_S) -> Outcome:
     """Re-resolve the records that are due; rewrite dispatcher.list and reload only on a real change.
 
     The file is only (re)built when every record has a usable answer, fresh or kept from an earlier
@@ -332,6 +334,7 @@ def refresh(spec: t.Mapping[str, t.Any], resolve_fn: Resolve, reload_fn: Reload,
                                                                              spec["dispatcher_list"]))
     else:
         _apply(spec, answers, reload_fn, now, state, outcome, file_gid)
+    outcome.stale = stale(note_run(state, outcome, now, max_age_s), now)
     save_state(spec, state_dir, state, file_gid)
     return outcome
 
@@ -382,13 +385,15 @@ def _apply(spec: t.Mapping[str, t.Any], answers: t.Mapping[str, SrvAnswer], relo
     LOG.warning("peer list changed (%s): %s rewritten and dispatcher reloaded", ", ".join(outcome.resolved), path)
 
 
-def rpc_for(spec: t.Mapping[str, t.Any], timeout_s: float = 5.0) -> JsonRpc:
-    """The jsonrpcs client of the Kamailio this spec belongs to (from the spec, else from kamailio.cfg).
+def rpc_for(spec: t.Mapping[str, t.Any], timeout_s: float = 5.0,
+            kamailio_user: t.Union[str, int, None] = DEFAULT_KAMAILIO_USER) -> JsonRpc:
+    """The jsonrpcs client of the Kamailio this spec belongs to (from the spec, else from kamailio.cfg), taking
+    answers from ``kamailio_user`` (the configured account) or root only.
 
     Endpoints taken from kamailio.cfg are held to the same allowed directories as the spec's own.
     """
     if spec.get("rpc_socket") or spec.get("rpc_fifo"):
-        return JsonRpc(RpcEndpoints(spec.get("rpc_socket"), spec.get("rpc_fifo")), timeout_s)
+        return JsonRpc(RpcEndpoints(spec.get("rpc_socket"), spec.get("rpc_fifo")), timeout_s, kamailio_user)
     cfg = os.path.join(os.path.dirname(spec["_path"]), "kamailio.cfg")
     endpoints = rpc_endpoints(_read(cfg) or "")
     if "_allowed_dirs" in spec:
@@ -396,4 +401,4 @@ def rpc_for(spec: t.Mapping[str, t.Any], timeout_s: float = 5.0) -> JsonRpc:
                            ("kamailio.cfg's jsonrpcs FIFO", endpoints.fifo)):
             if path:
                 check_path(spec, what, path)
-    return JsonRpc(endpoints, timeout_s)
+    return JsonRpc(endpoints, timeout_s, kamailio_user)

@@ -20,18 +20,19 @@ import dataclasses
 import ipaddress
 import json
 import os
+import pwd
 import re
 import secrets
-import shutil
 import socket
 import stat
 import sys
-import tempfile
 import time
 import typing as t
 
 DEFAULT_CONFIG_DIR = "/etc/kamailio"  # the one default of commsgw_sbc.config_dir and the modules' config_dir
 DEFAULT_RUN_DIR = "/run/kamailio"
+# The account Kamailio runs as (Debian's unit: User=kamailio); kamailio_user / run_as_user everywhere.
+DEFAULT_KAMAILIO_USER = "kamailio"
 # Kamailio's memory (-m / -M, MiB): commsgw_sbc's defaults and the modules' (kamailio_config, kamailio_service).
 DEFAULT_SHARED_MEMORY_MB = 128
 DEFAULT_TLS_SHARED_MEMORY_MB = 512  # OpenSSL contexts need it
@@ -109,23 +110,34 @@ def active_text(cfg_text: str, defined: t.Iterable[str] = ()) -> str:
 
 
 def rpc_endpoints(cfg_text: str, run_dir: str = DEFAULT_RUN_DIR) -> RpcEndpoints:
-    """The jsonrpcs datagram socket and FIFO a configuration opens (relative paths live in the run dir)."""
+    """The jsonrpcs datagram socket and FIFO a configuration opens, pinned to ``run_dir``.
+
+    ``run_dir`` is the rendered (configured) run directory, not something the live file says: a socket or FIFO
+    the configuration places anywhere else is not used (the default name in ``run_dir`` is asked instead), so a
+    rewritten kamailio.cfg cannot point the client at an endpoint its author owns. Relative names live in the
+    run dir, as Kamailio resolves them. The FIFO's reply directory is the run dir or /tmp, nothing else.
+    """
     params = {m.group("name"): m.group("value").strip() for m in _MODPARAM_RE.finditer(active_text(cfg_text))}
     try:
         transport = int(params.get("transport", "0"))
     except ValueError:
         transport = 0
     # jsonrpcs "transport": 0 = all, otherwise a bit mask (1 FIFO, 2 datagram, 4 HTTP).
+    run = run_dir.rstrip("/") or "/"
 
     def where(value: t.Optional[str], default: str) -> str:
-        value = value or default
-        return value if value.startswith("/") else os.path.join(run_dir, value)
+        value = (value or default).strip()
+        if value.startswith("unix:"):
+            value = value[len("unix:"):]
+        path = value if value.startswith("/") else os.path.join(run, value)
+        if os.path.dirname(path) != run or ".." in path.split("/"):
+            return os.path.join(run, default)
+        return path
 
     sock = where(params.get("dgram_socket"), DEFAULT_SOCKET_NAME) if transport == 0 or transport & 2 else None
     fifo = where(params.get("fifo_name"), DEFAULT_FIFO_NAME) if transport == 0 or transport & 1 else None
-    if sock and sock.startswith("unix:"):
-        sock = sock[len("unix:"):]
-    return RpcEndpoints(sock, fifo, params.get("fifo_reply_dir") or "/tmp")
+    reply_dir = (params.get("fifo_reply_dir") or "/tmp").rstrip("/") or "/"
+    return RpcEndpoints(sock, fifo, reply_dir if reply_dir in (run, "/tmp") else "/tmp")
 
 
 def listen_addresses(cfg_text: str) -> list[str]:
@@ -140,12 +152,28 @@ def listen_addresses(cfg_text: str) -> list[str]:
 
 
 class JsonRpc:
-    """A jsonrpcs client; prefers the datagram socket, falls back to the FIFO."""
+    """A jsonrpcs client; prefers the datagram socket, falls back to the FIFO.
 
-    def __init__(self, endpoints: RpcEndpoints, timeout_s: float = 5.0) -> None:
+    Only answers sent by root or by ``kamailio_user`` (the configured account Kamailio runs as, a name or a
+    uid; never read from the live host) are taken, checked with the kernel's SCM_CREDENTIALS.
+
+    The reply address of the datagram socket is an abstract one (Linux, no file: nothing a local user could
+    swap for a symlink, nothing to chown); ``reply_dir`` instead binds it as a file in that directory, which
+    must be the caller's own and writable by nobody else (a candidate Kamailio in another network namespace
+    cannot reach an abstract address of this one).
+    """
+
+    def __init__(self, endpoints: RpcEndpoints, timeout_s: float = 5.0,
+                 kamailio_user: t.Union[str, int, None] = DEFAULT_KAMAILIO_USER,
+                 reply_dir: t.Optional[str] = None) -> None:
         self.endpoints = endpoints
         self.timeout_s = timeout_s
+        self.kamailio_uid = account_uid(kamailio_user)
+        self.reply_dir = reply_dir
         self._id = 0
+
+    def trusted_uids(self) -> t.FrozenSet[int]:
+        return frozenset({0} | ({self.kamailio_uid} if self.kamailio_uid is not None else set()))
 
     def call(self, method: str, params: t.Optional[list[t.Any]] = None) -> t.Any:
         self._id += 1
@@ -171,27 +199,37 @@ class JsonRpc:
         raise RpcError("%s: %s" % (method, "; ".join(errors)))
 
     def _dgram(self, request: dict[str, t.Any]) -> dict[str, t.Any]:
-        # Kamailio answers to the sender's address, so the client socket needs a path of its own, in a
-        # fresh private directory next to Kamailio's socket (a PrivateTmp caller's /tmp is invisible to
-        # Kamailio). Kamailio replies from its own bound socket: any other sender is ignored.
-        account = kamailio_account(str(self.endpoints.socket))
-        reply_dir = _reply_dir(os.path.dirname(str(self.endpoints.socket)), account)
+        # Kamailio answers to the sender's address; it replies from its own bound socket, any other
+        # sender or user is ignored (_receive).
         client = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        reply_fd = None
+        name = "c-%d-%s.sock" % (os.getpid(), secrets.token_hex(8))
         try:
-            path = os.path.join(reply_dir, "c.sock")
-            client.bind(path)
-            _make_private(path, account, directory=False)
+            if self.reply_dir is None:
+                client.bind("\0commsgw-rpc-" + name)
+            else:
+                reply_fd = _own_directory(self.reply_dir)
+                client.bind(os.path.join(self.reply_dir, name))
+                # Acted on through the directory's fd, never by a path another user could redirect.
+                os.chmod(name, 0o600, dir_fd=reply_fd)
+                if os.geteuid() == 0 and self.kamailio_uid not in (None, 0):
+                    os.chown(name, self.kamailio_uid, -1, dir_fd=reply_fd, follow_symlinks=False)
             client.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
             client.sendto(json.dumps(request).encode(), self.endpoints.socket)
-            return self._receive(client, request["id"], account[0])
+            return self._receive(client, request["id"])
         finally:
             client.close()
-            shutil.rmtree(reply_dir, ignore_errors=True)
+            if reply_fd is not None:
+                try:
+                    os.unlink(name, dir_fd=reply_fd)
+                except OSError:
+                    pass
+                os.close(reply_fd)
 
-    def _receive(self, client: socket.socket, request_id: int, kamailio_uid: int) -> dict[str, t.Any]:
+    def _receive(self, client: socket.socket, request_id: int) -> dict[str, t.Any]:
         """The first reply that comes from Kamailio's socket, from a trusted user, for this request."""
         names = self.endpoints.socket_names()
-        trusted = {0, os.geteuid(), kamailio_uid}
+        trusted = self.trusted_uids()
         deadline = time.monotonic() + self.timeout_s
         ignored: list[str] = []  # the first few, for the error; a flood only grows the count
         count = 0
@@ -230,41 +268,26 @@ class JsonRpc:
         # by mkfifo (fails if the name exists), so nobody can plant or predict it.
         # Letters, digits and '_' only: jsonrpcs refuses a name with '.', '/' or '\\' ("Forbidden reply fifo
         # filename", 5.6 and 6.0), so no sub-directory and no ".fifo" suffix.
+        euid = os.geteuid()
+        if euid not in (0, self.kamailio_uid):
+            raise OSError("a FIFO reply needs root or Kamailio's user (uid %s); this client is uid %d"
+                          % (self.kamailio_uid, euid))
         reply_name = "commsgw_rpc_reply_%d_%d" % (os.getpid(), secrets.randbelow(10 ** 18))
         reply_path = os.path.join(self.endpoints.fifo_reply_dir, reply_name)
-        # Kamailio refuses a reply name with a directory in it, so the FIFO itself is private: 0600 and
-        # owned by Kamailio's user (or 0620 to its group), never writable by other local users.
-        account = kamailio_account(str(self.endpoints.fifo))
         os.mkfifo(reply_path, 0o600)
         try:
-            _make_private(reply_path, account, directory=False)
-            request = dict(request, reply_name=reply_name)
-            # O_NOFOLLOW plus fstat: whatever sits at the path now, only a FIFO gets the request.
-            fd = os.open(str(self.endpoints.fifo), os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-            try:
-                if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-                    raise OSError("not a FIFO")
-                os.write(fd, (json.dumps(request) + "\n").encode())
-            finally:
-                os.close(fd)
-            # Non-blocking open plus a bounded wait: a dead reader must not hang us.
+            # Opened at once without following anything, then handed over through the fd (fchown/fchmod):
+            # whatever another user puts at the path later, only this FIFO changes hands.
             rfd = os.open(reply_path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
             try:
-                deadline = time.monotonic() + self.timeout_s
-                chunks = b""
-                while time.monotonic() < deadline:
-                    try:
-                        chunk = os.read(rfd, 65536)
-                    except BlockingIOError:
-                        chunk = b""
-                    if chunk:
-                        chunks += chunk
-                        try:
-                            return t.cast("dict[str, t.Any]", json.loads(chunks.decode()))
-                        except ValueError:
-                            continue
-                    time.sleep(0.02)
-                raise OSError("no reply within %.1f s" % self.timeout_s)
+                info = os.fstat(rfd)
+                if not stat.S_ISFIFO(info.st_mode) or info.st_uid != euid:
+                    raise OSError("%s is not the FIFO just made" % reply_path)
+                os.fchmod(rfd, 0o600)
+                if euid == 0 and self.kamailio_uid not in (None, 0):
+                    os.fchown(rfd, self.kamailio_uid, -1)
+                self._fifo_request(dict(request, reply_name=reply_name))
+                return self._fifo_reply(rfd)
             finally:
                 os.close(rfd)
         finally:
@@ -273,6 +296,34 @@ class JsonRpc:
             except OSError:
                 pass
 
+    def _fifo_request(self, request: dict[str, t.Any]) -> None:
+        # O_NOFOLLOW plus fstat: whatever sits at the path now, only a FIFO gets the request.
+        fd = os.open(str(self.endpoints.fifo), os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        try:
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                raise OSError("not a FIFO")
+            os.write(fd, (json.dumps(request) + "\n").encode())
+        finally:
+            os.close(fd)
+
+    def _fifo_reply(self, rfd: int) -> dict[str, t.Any]:
+        # Non-blocking reads plus a bounded wait: a dead reader must not hang us.
+        deadline = time.monotonic() + self.timeout_s
+        chunks = b""
+        while time.monotonic() < deadline:
+            try:
+                chunk = os.read(rfd, 65536)
+            except BlockingIOError:
+                chunk = b""
+            if chunk:
+                chunks += chunk
+                try:
+                    return t.cast("dict[str, t.Any]", json.loads(chunks.decode()))
+                except ValueError:
+                    continue
+            time.sleep(0.02)
+        raise OSError("no reply within %.1f s" % self.timeout_s)
+
 
 def _require_kind(path: str, test: t.Callable[[int], bool], kind: str) -> None:
     """Refuse an endpoint that is not what it claims (a symlink or a regular file must never get a request)."""
@@ -280,38 +331,27 @@ def _require_kind(path: str, test: t.Callable[[int], bool], kind: str) -> None:
         raise OSError("not a %s (symlinks are not followed)" % kind)
 
 
-def kamailio_account(endpoint: str) -> tuple[int, int]:
-    """(uid, gid) of the Kamailio serving ``endpoint``: the owner of its run dir (the endpoint's directory).
+def account_uid(user: t.Union[str, int, None]) -> t.Optional[int]:
+    """The uid of ``user`` (a name or a number); None for no user or an unknown name."""
+    if user is None or user == "":
+        return None
+    if isinstance(user, int) or (isinstance(user, str) and user.isascii() and user.isdigit()):
+        return int(user)
+    try:
+        return pwd.getpwnam(user).pw_uid
+    except KeyError:
+        return None
 
-    Kamailio creates its socket and FIFO as root before it drops privileges, so their owner says
-    nothing; its run dir is its own (Debian: /run/kamailio, kamailio:kamailio 0770; process mode and
-    candidates: chowned to the user it runs as).
-    """
-    info = os.stat(os.path.dirname(endpoint) or ".")
-    return info.st_uid, info.st_gid
 
-
-def _make_private(path: str, account: tuple[int, int], directory: bool) -> None:
-    """Let Kamailio (``account``) and the caller alone reach ``path`` (a reply directory, socket or FIFO).
-
-    The caller is Kamailio's user (0700/0600), root (the path is handed to Kamailio's user: 0700/0600)
-    or a member of Kamailio's group (the refresher's user: 0710/0620 to that group). Anything else would
-    need a grant to every local user, so it is refused.
-    """
-    uid, gid = account
-    euid = os.geteuid()
-    if euid == 0 and uid != 0:
-        os.chown(path, uid, -1)
-    if euid in (0, uid):
-        os.chmod(path, 0o700 if directory else 0o600)
-        return
-    if gid in os.getgroups() or gid == os.getegid():
-        os.chown(path, -1, gid)
-        os.chmod(path, 0o710 if directory else 0o620)
-        return
-    raise OSError("Kamailio runs as uid %d gid %d (owner of its run dir); this client (uid %d) is neither root, "
-                  "that user nor a member of that group, so Kamailio could only answer through a reply path "
-                  "open to every local user, which is refused" % (uid, gid, euid))
+def _own_directory(path: str) -> int:
+    """An fd of ``path``, a real directory of this process's user that nobody else may write to."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    info = os.fstat(fd)
+    if info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        os.close(fd)
+        raise OSError("reply directory %s must belong to uid %d and be writable by nobody else (owner %d, mode %04o)"
+                      % (path, os.geteuid(), info.st_uid, stat.S_IMODE(info.st_mode)))
+    return fd
 
 
 def _sender_uid(ancillary: t.Sequence[tuple[int, int, bytes]]) -> t.Optional[int]:
@@ -320,30 +360,6 @@ def _sender_uid(ancillary: t.Sequence[tuple[int, int, bytes]]) -> t.Optional[int
         if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(data) >= 12:
             return int.from_bytes(data[4:8], sys.byteorder)
     return None
-
-
-# sockaddr_un.sun_path holds 108 bytes with the terminating NUL; "/commsgw-rpc-XXXXXXXX/c.sock" follows ``near``.
-_SUN_PATH_MAX = 107
-_REPLY_SUFFIX_LEN = len("/commsgw-rpc-XXXXXXXX/c.sock")
-
-
-def _reply_dir(near: str, account: tuple[int, int]) -> str:
-    """A fresh private directory (mkdtemp, random name) in ``near`` if the caller may write there, else in
-    the system temp dir, reachable by Kamailio (``account``) and the caller only.
-
-    ``near`` is the directory of Kamailio's socket, which Kamailio can reach whatever /tmp the caller
-    sees (systemd PrivateTmp); the fallback keeps root callers of scratch Kamailios working.
-    """
-    parent = near if near and os.access(near, os.W_OK | os.X_OK) else None
-    if parent and len(os.fsencode(parent)) + _REPLY_SUFFIX_LEN > _SUN_PATH_MAX:
-        parent = None  # a socket path longer than sun_path cannot be bound; the temp dir is short
-    path = tempfile.mkdtemp(prefix="commsgw-rpc-", dir=parent)
-    try:
-        _make_private(path, account, directory=True)
-    except OSError:
-        shutil.rmtree(path, ignore_errors=True)
-        raise
-    return path
 
 
 def _result(reply: dict[str, t.Any]) -> t.Any:

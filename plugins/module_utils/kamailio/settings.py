@@ -21,10 +21,14 @@ before the split, so existing inventories stay valid:
                           secret (dialog-name MAC key, ping relay token; ``kamailio.secret``), generated
                           on the host. Never inside ``config_dir``: that directory is copied to backups and
                           candidate trees and diffed.
+``rpc_group``             group of Kamailio's jsonrpcs socket (mode 0660), default none (the group Kamailio
+                          creates it with). The kamailio role sets it: a dedicated group holding Kamailio's user
+                          and the SRV refresher's, so that the refresher may send RPCs without Kamailio's group.
 """
 
 from __future__ import annotations
 
+import re
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
@@ -43,7 +47,8 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "log_level": (-5, 3),
 }
 FIELDS = ("config_dir", "run_dir", "shared_memory_mb", "private_memory_mb", "udp_workers", "tcp_workers",
-          "allow_tls_on_unfixed_kamailio", "options_timeout_ms", "log_level", "secret_file")
+          "allow_tls_on_unfixed_kamailio", "options_timeout_ms", "log_level", "secret_file", "rpc_group")
+_GROUP_NAME = re.compile(r"^(?:[a-z_][a-z0-9_-]{0,31}|[0-9]{1,10})$")
 
 
 def parse_kamailio_settings(raw: t.Mapping[str, t.Any], base: str, tls: bool, findings: Findings) -> dict[str, t.Any]:
@@ -67,4 +72,10 @@ def parse_kamailio_settings(raw: t.Mapping[str, t.Any], base: str, tls: bool, fi
                        "a path outside the configuration directory (it is copied to backups and diffed), e.g. "
                        + DEFAULT_SECRET_FILE, raw.get("secret_file"))
         settings["secret_file"] = DEFAULT_SECRET_FILE
+    settings["rpc_group"] = raw.get("rpc_group") or None
+    if settings["rpc_group"] is not None and not (isinstance(settings["rpc_group"], str)
+                                                  and _GROUP_NAME.match(settings["rpc_group"])):
+        findings.error(base + ".rpc_group", "is not a group name", "a system group name such as commsgw-rpc",
+                       settings["rpc_group"])
+        settings["rpc_group"] = None
     return settings

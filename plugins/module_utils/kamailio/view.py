@@ -247,7 +247,8 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
         "paths": {
             "config_dir": config_dir,
             "kamailio_cfg": config_dir + "/kamailio.cfg",
-            "dispatcher_list": config_dir + "/dispatcher.list",
+            # The refresher's own directory (kamailio.peers_dir): the one thing it may change.
+            "dispatcher_list": config_dir + "/peers/dispatcher.list",
             "address_list": config_dir + "/address.list",
             "tls_cfg": config_dir + "/tls.cfg",
             "srv_json": config_dir + "/commsgw-srv.json",
@@ -256,6 +257,8 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
             "rpc_fifo": run_dir + "/kamailio_rpc.fifo",
             "ctl_socket": run_dir + "/kamailio_ctl",
         },
+        # Group of the jsonrpcs socket (None: Kamailio's own); members may send RPCs (the SRV refresher).
+        "rpc_group": settings.get("rpc_group"),
         "dispatcher": {
             "sets": sets,
             "alg": DS_ALG_RELATIVE_WEIGHT,
@@ -322,6 +325,8 @@ def srv_refresh_input(plan: t.Mapping[str, t.Any], view: t.Mapping[str, t.Any]) 
         "transport": view["transport"],
         "acg_socket": view["listen"]["acg"]["socket"],
         "dispatcher_list": view["paths"]["dispatcher_list"],
+        # The refresher reads a copy of this file elsewhere: it finds the SBC's push lease by this directory.
+        "config_dir": view["paths"]["config_dir"],
         "rpc_socket": view["paths"]["rpc_socket"],
         "rpc_fifo": view["paths"]["rpc_fifo"],
         "set_id_rule": "group order * 100 + SRV priority tier index (1-based, ascending SRV priority)",

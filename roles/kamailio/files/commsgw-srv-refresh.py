@@ -13,11 +13,14 @@ Installed on the SBC host by the commsgw.routing.kamailio role next to its libra
 
 A run re-resolves only the records whose TTL has expired (``--force``: all of them). Exit status 0
 when every record resolved (or was not due), 1 when any lookup failed or was refused (the previous
-peers were kept), 2 on a problem with the input or the reload.
+peers were kept), 2 on a problem with the input or the reload, 3 when a run fails and the last good
+run is older than ``--max-age`` seconds (stale: the unit fails). The run history is kept in the state
+file (``health``), which the probe reads.
 
 Every path the spec names (dispatcher.list, the jsonrpcs socket and FIFO) must lie in the spec's
 directory or in an ``--allowed-dir`` (the run directory), else nothing is done (exit 2).
-``--file-group`` (the systemd unit: kamailio) gives the files it writes that group and mode 0640.
+``--file-group`` gives the files it writes that group and mode 0640 (the role's units need not: the
+peers directory is setgid to Kamailio's group). The pid file is opened without following a symlink.
 """
 
 import argparse
@@ -44,6 +47,10 @@ def parse_args(argv):
     parser.add_argument("--allowed-dir", action="append", default=[],
                         help="besides the spec's directory, a directory the spec's paths may name (repeatable)")
     parser.add_argument("--file-group", help="group of the files written, mode 0640 (default: as the old file)")
+    parser.add_argument("--kamailio-user", default=refresher.DEFAULT_KAMAILIO_USER,
+                        help="the account Kamailio runs as (name or uid): only its (or root's) RPC answers count")
+    parser.add_argument("--max-age", type=float, default=refresher.MAX_TTL_S,
+                        help="seconds without a good run after which a failed run exits 3 (stale)")
     parser.add_argument("--force", action="store_true", help="resolve every record, due or not")
     parser.add_argument("--loop", action="store_true", help="keep running, re-resolving at each record's TTL")
     parser.add_argument("--max-runs", type=int, default=0, help="with --loop: stop after N runs (0: never)")
@@ -55,7 +62,8 @@ def parse_args(argv):
 
 def running_pid(pid_file):
     try:
-        with open(pid_file, encoding="ascii") as handle:
+        fd = os.open(pid_file, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, encoding="ascii") as handle:
             pid = int(handle.read().strip())
         with open("/proc/%d/cmdline" % pid, "rb") as handle:
             return pid if b"commsgw-srv-refresh" in handle.read() else 0
@@ -66,7 +74,7 @@ def running_pid(pid_file):
 def one_run(args, force):
     try:
         spec = refresher.load_spec(args.spec, args.allowed_dir)
-        rpc = refresher.rpc_for(spec)
+        rpc = refresher.rpc_for(spec, kamailio_user=args.kamailio_user)
         file_gid = refresher.group_id(args.file_group) if args.file_group else None
         limits = refresher.spec_limits(spec)
     except (OSError, ValueError) as exc:
@@ -75,10 +83,13 @@ def one_run(args, force):
     settings = refresher.ResolverSettings(args.nameserver, args.dns_port, args.dns_timeout)
     outcome = refresher.refresh(spec, lambda name: refresher.resolve(name, settings, limits),
                                 lambda: rpc.call("dispatcher.reload"), time.time(), force=force,
-                                state_dir=args.state_dir, file_gid=file_gid)
+                                state_dir=args.state_dir, file_gid=file_gid, max_age_s=args.max_age)
     LOG.info("run: resolved=%s refused=%s failed=%s written=%s reloaded=%s next in %.0f s",
              outcome.resolved, outcome.refused, outcome.failed, outcome.written, outcome.reloaded,
              outcome.next_due_s)
+    if outcome.stale:
+        LOG.error("stale: %s", outcome.stale)
+        return 3, outcome.next_due_s
     if outcome.unsafe or outcome.written and not outcome.reloaded or any("reload" in e for e in outcome.errors):
         return 2, outcome.next_due_s
     return (1 if outcome.failed or outcome.refused else 0), outcome.next_due_s
@@ -118,7 +129,9 @@ def daemonize(args):
     os.setsid()
     if os.fork():
         os._exit(0)
-    with open(args.pid_file, "w", encoding="ascii") as handle:
+    # O_NOFOLLOW: a symlink planted at the pid file's name is refused, not written through.
+    fd = os.open(args.pid_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
         handle.write("%d\n" % os.getpid())
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
