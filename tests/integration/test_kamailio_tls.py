@@ -644,8 +644,7 @@ def test_a_configuration_rendered_offline_starts_without_the_secret(lab: TlsLab,
                     core_next_hop="%s:5060" % topo.core_next_hop, core_allowed_sources=[topo.core_network],
                     config_dir=str(config_dir), run_dir=str(tmp_path / "run"),
                     secret_file=str(tmp_path / "absent" / "secret.cfg"))
-    for name, content in render_kamailio(lab.plan, settings, lab.runtime.version).items():
-        (config_dir / name).write_text(content)
+    write_rendered(config_dir, render_kamailio(lab.plan, settings, lab.runtime.version))
     kamailio = KamailioProcess(config_dir / "kamailio.cfg", tmp_path / "kamailio", tmp_path / "run",
                                shared_memory_mb=256, rootfs=lab.runtime.rootfs, binds=[lab.cfg_dir / "pki"])
     try:

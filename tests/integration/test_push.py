@@ -270,12 +270,16 @@ def test_a_push_onto_a_full_disk_leaves_the_sbc_all_old_and_serving(sbc: Sbc) ->
     pid = sbc.pid()
     keep = sbc.tmp / "etc-before-tmpfs"
     shutil.copytree(sbc.etc, keep, symlinks=True)
+    def files_now() -> dict[str, bytes]:
+        # The rendered files by name, dispatcher.list from peers/ (where the push puts it).
+        return {p.name: p.read_bytes() for d in (sbc.etc, sbc.etc / "peers") if d.is_dir()
+                for p in d.iterdir() if p.is_file() and p.name != "filler.bin" and not p.name.startswith(".")}
     with tmpfs(sbc.etc, "size=512k"):
-        for entry in keep.iterdir():  # the same files, owners and modes, now on a filesystem that fills up
-            if entry.is_file():
-                shutil.copy2(entry, sbc.etc / entry.name)
-                os.chown(sbc.etc / entry.name, entry.stat().st_uid, entry.stat().st_gid)
-        before = {p.name: p.read_bytes() for p in sbc.etc.iterdir() if p.is_file()}
+        # The same tree, owners and modes (the refresher's peers/ too), now on a filesystem that fills up.
+        shutil.copytree(keep, sbc.etc, symlinks=True, dirs_exist_ok=True)
+        for entry in [keep, *keep.rglob("*")]:
+            os.lchown(sbc.etc / entry.relative_to(keep), entry.lstat().st_uid, entry.lstat().st_gid)
+        before = files_now()
         files = {name: before[name].decode() for name in ("kamailio.cfg", "dispatcher.list", "address.list",
                                                           "commsgw-srv.json")}
         files["kamailio.cfg"] += "# a longer configuration\n" * 4000
@@ -283,14 +287,14 @@ def test_a_push_onto_a_full_disk_leaves_the_sbc_all_old_and_serving(sbc: Sbc) ->
         pages = sum(-(-len(data) // 4096) for data in before.values())
         fill(sbc.etc, leave_bytes=(pages + 2) * 4096)
         proc = _push_files(sbc, files)
-        after = {p.name: p.read_bytes() for p in sbc.etc.iterdir() if p.is_file() and p.name != "filler.bin"}
+        after = files_now()
         assert after == before, "half-new: %s" % sorted(n for n in before if after.get(n) != before[n])
         assert proc.returncode != 0 and "not enough free space in %s" % sbc.etc in proc.stdout, proc.stdout[-4000:]
         assert sbc.pid() == pid
         assert _options("127.0.212.9", ACG) == "SIP/2.0 200 OK"
         assert sbc.dispatcher_uris()
         (sbc.etc / "filler.bin").unlink()
-    assert {p.name: p.read_bytes() for p in sbc.etc.iterdir() if p.is_file()} == before  # the one under the tmpfs
+    assert files_now() == before  # the one under the tmpfs
 
 
 def test_a_push_while_another_run_holds_the_sbc_fails_naming_it_or_waits_for_it(sbc: Sbc) -> None:
@@ -320,23 +324,24 @@ def test_a_refresher_run_during_a_push_does_not_touch_the_peer_list(sbc: Sbc) ->
     time.sleep(6)  # Kamailio's reload_delta (5 s) after the previous test's reload: a refresher run may reload
     (sbc.tmp / "refresher").mkdir()
     install_refresher(sbc.tmp / "refresher")
-    listed = (sbc.etc / "dispatcher.list").read_text()
+    peer_list = sbc.etc / "peers" / "dispatcher.list"
+    listed = peer_list.read_text()
     _set_peers(sbc.dns, {"p1.acg-lab.commsgw.test": "127.0.212.1", "p7.acg-lab.commsgw.test": "127.0.212.7"})
     state = state_dir_for(str(sbc.etc))
 
     def refresh() -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, str(sbc.tmp / "refresher" / "commsgw-srv-refresh"),
                                "--spec", str(sbc.etc / "commsgw-srv.json"), "--force", "--allowed-dir",
-                               str(sbc.live / "run"), "--nameserver", sbc.dns.nameservers[0], "--dns-timeout", "2"],
+                               str(sbc.live / "run"), "--allowed-dir", str(sbc.etc / "peers"), "--nameserver", sbc.dns.nameservers[0], "--dns-timeout", "2"],
                               capture_output=True, text=True, timeout=60, check=False)
 
     acquire(state, "run-B", controller="ops@controller-b")
     try:
         during = refresh()
-        assert (sbc.etc / "dispatcher.list").read_text() == listed, "the refresher rewrote the list during a push"
+        assert peer_list.read_text() == listed, "the refresher rewrote the list during a push"
         assert "run skipped: a push holds this SBC: run run-B" in during.stderr, during.stderr
     finally:
         release(state, "run-B")
     after = refresh()  # the same run once the push is over: it does write, so the check above could fail
-    assert "127.0.212.7" in (sbc.etc / "dispatcher.list").read_text(), after.stderr
+    assert "127.0.212.7" in peer_list.read_text(), after.stderr
     _play(["playbooks/onboard.yml"], sbc.inventory)

@@ -124,7 +124,8 @@ def test_a_backup_naming_anything_but_a_managed_file_is_refused_before_anything_
     etc, state = tmp_path / "etc", tmp_path / "state"
     etc.mkdir()
     (etc / "server.key").write_text("KEY\n")
-    (etc / "dispatcher.list").write_text("1 sip:now\n")
+    (etc / "peers").mkdir()
+    (etc / "peers" / "dispatcher.list").write_text("1 sip:now\n")
     victim = tmp_path / "victim"
     victim.write_text("keep me\n")
     _push(tmp_path, {"dispatcher.list": "1 sip:new\n"})  # creates the state directory as the module does
@@ -142,14 +143,15 @@ def test_a_backup_naming_anything_but_a_managed_file_is_refused_before_anything_
     result = _restore(tmp_path, state / "backups" / "20260101T000000.000004Z", state_dir=str(state))
     assert result["rc"] != 0 and "a symlink is refused" in result["msg"], result
     assert victim.read_text() == "keep me\n" and (etc / "server.key").read_text() == "KEY\n"
-    assert (etc / "dispatcher.list").read_text() == "1 sip:new\n"
+    assert (etc / "peers" / "dispatcher.list").read_text() == "1 sip:new\n"
 
 
 def test_backups_are_root_only_and_old_ones_are_taken_over_only_when_only_root_could_write_them(
         tmp_path: Path) -> None:
     etc = tmp_path / "etc"
     etc.mkdir()
-    (etc / "dispatcher.list").write_text("1 sip:a\n")
+    (etc / "peers").mkdir()
+    (etc / "peers" / "dispatcher.list").write_text("1 sip:a\n")
     old = etc / ".commsgw-backups"
     good = _planted(old / "20250101T000000.000000Z", "kamailio.cfg\n", {"dispatcher.list": "1 sip:old\n"})
     for path in (old, good):
@@ -166,7 +168,7 @@ def test_backups_are_root_only_and_old_ones_are_taken_over_only_when_only_root_c
     assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (0, 0o700)
     assert sorted(p.name for p in (state / "backups").iterdir()) == sorted([good.name, Path(str(result["backup"])).name])
     restored = _restore(tmp_path, state / "backups" / good.name, state_dir=str(state))
-    assert restored["rc"] == 0 and (etc / "dispatcher.list").read_text() == "1 sip:old\n", restored
+    assert restored["rc"] == 0 and (etc / "peers" / "dispatcher.list").read_text() == "1 sip:old\n", restored
     # The refresher's user (here: nobody) can neither write the state directory nor the backups.
     probe = subprocess.run(["setpriv", "--reuid=%d" % nobody.pw_uid, "--regid=%d" % nobody.pw_gid, "--clear-groups",
                             "touch", str(state / "backups" / "planted")], capture_output=True, text=True, check=False)

@@ -84,11 +84,17 @@ def peer_states(options: t.Mapping[str, t.Any]) -> t.Callable[[], dict[str, str]
 
 
 def read_state(options: t.Mapping[str, t.Any]) -> t.Optional[dict[str, t.Any]]:
-    """``readback.read_state`` as ``run_as_user`` (Kamailio's user), never as root."""
+    """``readback.read_state`` as ``run_as_user`` (Kamailio's user), never as root. Only the push state is read
+    first, here: it lives in a root-only directory (push_state), which Kamailio's user cannot read."""
+    config_dir = options.get("config_dir") or kr.DEFAULT_CONFIG_DIR
+    pending = kb.read_pending(config_dir, options)
     try:
-        return run_as(options.get("run_as_user"), lambda: kb.read_state(options))
+        state = run_as(options.get("run_as_user"), lambda: kb.read_state(dict(options, read_pending=False)))
     except RunAsError as exc:
         raise ReadbackError(str(exc)) from exc
+    if state is not None:
+        state["pending"] = pending
+    return state
 
 
 def deployed_files(options: t.Mapping[str, t.Any], names: t.Sequence[str]) -> dict[str, t.Optional[str]]:

@@ -364,7 +364,7 @@ def _call(rpc: kr.JsonRpc, method: str, errors: list[str]) -> t.Any:
         return None
 
 
-def _pending(config_dir: str, options: t.Mapping[str, t.Any]) -> t.Optional[dict[str, t.Any]]:
+def read_pending(config_dir: str, options: t.Mapping[str, t.Any]) -> t.Optional[dict[str, t.Any]]:
     """A restart or reloads a push noted and the running Kamailio has not done yet (unless it restarted since)."""
     run_dir = options.get("run_dir") or kr.DEFAULT_RUN_DIR
     try:
@@ -387,7 +387,8 @@ def read_state(options: t.Mapping[str, t.Any]) -> t.Optional[dict[str, t.Any]]:
     state["platform"] = "kamailio"
     state["files"] = {name: sha256_text(text) for name, text in files.items()}
     state["listen"] = kr.listen_addresses(files["kamailio.cfg"] or "")
-    state["pending"], state["runtime"] = _pending(config_dir, options), None
+    state["pending"] = read_pending(config_dir, options) if options.get("read_pending", True) else None
+    state["runtime"] = None
     if options.get("runtime", True):
         errors: list[str] = []
         rpc = rpc_client(options, files["kamailio.cfg"])
