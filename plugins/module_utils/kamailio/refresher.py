@@ -14,15 +14,12 @@ systemd timer or a loop), re-resolves them at their TTL. Rules, each from the is
 * a failed lookup keeps the record's previous peers; the list is never written empty; every failure is
   logged; if the reload fails, the previous file is put back so that the next run tries again.
 
-Input: ``commsgw-srv.json`` (``kamailio.srv_refresh_input``; the role installs a root-owned copy for the
-refresher): dispatcher_list, transport, acg_socket, rpc_socket/rpc_fifo, trunk_groups, sets, acl_ranges.
-The rows are built by the renderer's own functions (``dispatcher_sets`` + ``dispatcher_list_text``), so an
-unchanged record set gives a byte-identical file and the refresher makes no routing decision of its own. A
-change in the number of SRV priority tiers needs other set ids in kamailio.cfg: refused (logged, previous peers
-kept) until the configuration is rendered and pushed again.
-
-Standard library and dnspython only, plus the collection files it imports (shipped alongside), because this
-file runs on the SBC host without Ansible. It writes only ``<config_dir>/peers`` (``kamailio.peers_dir``).
+Input: a root-owned copy of ``commsgw-srv.json`` (``kamailio.srv_refresh_input``). The rows are built by the
+renderer's own functions (``dispatcher_sets`` + ``dispatcher_list_text``): an unchanged record set gives a
+byte-identical file and the refresher decides no routing. A change in the number of SRV priority tiers needs
+other set ids in kamailio.cfg: refused (previous peers kept) until the configuration is pushed again.
+Standard library and dnspython only (it runs on the SBC host without Ansible, with the collection files it
+imports shipped alongside); it writes only ``<config_dir>/peers`` (``kamailio.peers_dir``).
 """
 
 from __future__ import annotations
