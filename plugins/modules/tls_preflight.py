@@ -14,7 +14,7 @@ description:
     Kamailio runs as (O(run_as_user)) can read it, judged from owner, group, mode bits and that user's groups,
     including search (x) permission on every parent directory. POSIX ACLs are not evaluated (a warning says so).
   - Checks that the private key grants nothing to other users, is not encrypted and belongs to the certificate, and
-    that a key its group may read has no member in that group besides O(run_as_user) (or O(key_group_leaving)).
+    that a key its group may read has no member in that group besides O(run_as_user), O(key_readers) (or O(key_group_leaving)).
   - Checks that the first (leaf) certificate is valid now and warns when it expires within
     O(expiry_warning_days) days.
   - Checks that O(ca_bundle) loads as a CA file and that the certificate file verifies up to a root in
@@ -52,6 +52,14 @@ options:
       - Accounts the same run takes out of the private key's group before Kamailio restarts; they do not count as
         other members of it. The kamailio role passes its SRV refresher's user, which releases before issue 21 put
         in Kamailio's group.
+    type: list
+    elements: str
+    default: []
+  key_readers:
+    description:
+      - Accounts that may read the private key through its group besides O(run_as_user), because a service of their
+        own needs it (the kamailio role passes the user of this collection's probe exporter, which sends its OPTIONS
+        over mutual TLS with the SBC's certificate). Anyone else in the key's group is an error.
     type: list
     elements: str
     default: []
@@ -172,6 +180,7 @@ def main():
             "expiry_warning_days": {"type": "int", "default": 30},
             # Account names, not a secret.
             "key_group_leaving": {"type": "list", "elements": "str", "default": [], "no_log": False},
+            "key_readers": {"type": "list", "elements": "str", "default": [], "no_log": False},
         },
         supports_check_mode=True,
     )
@@ -182,7 +191,7 @@ def main():
     found = check_tls_files(params["certificate"], params["private_key"], params["ca_bundle"],
                             chain_ca=params["chain_ca"], run_as_user=params["run_as_user"],
                             expiry_warning_days=params["expiry_warning_days"],
-                            key_group_leaving=params["key_group_leaving"]).as_dict()
+                            key_group_leaving=params["key_group_leaving"] + params["key_readers"]).as_dict()
     for line in found["warnings"]:
         module.warn(line)
     result = {"changed": False, "ok": found["ok"], "errors": found["errors"], "warnings_found": found["warnings"],

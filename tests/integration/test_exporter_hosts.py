@@ -9,7 +9,7 @@ simulated ACG on the bridge), then playbooks/exporter.yml installs the exporter 
 but its listen address. Bridge ``cgwexp0``, 10.218.0.0/24: host .1, SBC .11, ACG DNS .53, the region's
 peers .17-.19 (10.218.0.16/28).
 
-In order: the service runs as its own user with the kamailio group only, no capability, sandboxed
+In order: the service runs as its own user with the kamailio and RPC groups only, no capability, sandboxed
 (``systemd-analyze security`` below 2.0); what that user can and cannot do on the host; a scrape from
 the host sees ACG and the SBC's own view; started as root it refuses; a second run changes nothing;
 TLS and basic auth from the role's options.
@@ -117,7 +117,8 @@ def test_exporter_runs_unprivileged_and_sandboxed(rig: Rig) -> None:
     uid = rig.root(AMS, "id -u %s" % USER).strip()
     assert fields["Uid"].split() == [uid] * 4, fields["Uid"]  # real, effective, saved, filesystem: never root
     groups = {rig.root(AMS, "getent group %s | cut -d: -f1" % gid).strip() for gid in fields["Groups"].split()}
-    assert groups == {USER, "kamailio"}, groups  # its own group and the SBC's, nothing else
+    # Its own group, the SBC's (the key) and the SBC's RPC group (Kamailio's peer states), nothing else.
+    assert groups == {USER, "kamailio", "commsgw-rpc"}, groups
     assert fields["CapEff"].strip() == fields["CapPrm"].strip() == fields["CapBnd"].strip() == "0000000000000000"
     assert fields["NoNewPrivs"].strip() == "1" and fields["Seccomp"].strip() == "2"
     security = rig.root(AMS, "systemd-analyze security --no-pager commsgw-probe-exporter.service")
@@ -137,7 +138,7 @@ def test_what_the_exporters_user_can_and_cannot_do(rig: Rig) -> None:
         return rig.lab.ssh(AMS.name, "runuser -u %s -- sh -c %s" % (USER, _quote(command)), become=True).returncode
 
     assert as_user("head -c1 /etc/kamailio/tls/sbc.key >/dev/null") == 0  # the SBC's key: through the kamailio group
-    assert as_user("cat /etc/kamailio/dispatcher.list >/dev/null") == 0
+    assert as_user("cat /etc/kamailio/peers/dispatcher.list >/dev/null") == 0
     assert as_user("cat /etc/shadow") != 0
     assert as_user("touch /etc/kamailio/planted") != 0
     assert as_user("touch /usr/local/lib/commsgw-probe-exporter/planted") != 0
