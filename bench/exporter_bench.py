@@ -40,9 +40,9 @@ sys.path.insert(0, str(ROOT / ".collections"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from ansible_collections.commsgw.routing.plugins.lookup.shipped_code import LookupModule  # noqa: E402
-from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc  # noqa: E402
-from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan  # noqa: E402
-from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.inventory.model import Sbc  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import build_site_plan  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.validation.validate import validate_deployment  # noqa: E402
 from harness.acg_sim import AcgSim  # noqa: E402
 from harness.dns import DnsServer  # noqa: E402
 from harness.pki import standard_pki  # noqa: E402
@@ -88,7 +88,7 @@ def serve_fronts(specs: list[dict[str, t.Any]], stop: t.Any, ready: t.Any) -> No
 
 
 def install(target: pathlib.Path) -> pathlib.Path:
-    """The exporter as the role installs it (tests/unit/test_exporter_shipped.py does the same)."""
+    """The exporter as the role installs it (tests/unit/exporter/test_exporter_shipped.py does the same)."""
     for item in LookupModule().run(["exporter.main"], layout="collection"):
         path = target / item["name"]
         path.parent.mkdir(parents=True, exist_ok=True)

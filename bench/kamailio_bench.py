@@ -59,7 +59,7 @@ from harness import rootfs  # noqa: E402
 from harness.kamailio import (BLOCK_LOCK_DIR, AcgLab, BlockLease, KamailioError, KamailioProcess,  # noqa: E402
                               Topology, cpu_ticks, rendered_path, tree_cpu_seconds, write_rendered)
 from harness.sipp import SippCaller, SippPeer, parse_message_log  # noqa: E402
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import normalise_sbc_settings  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.settings import normalise_sbc_settings  # noqa: E402
 
 # A bare stateful proxy: the reference for (c) and (d). The %(tls_*)s parts are empty over UDP.
 BARE_PROXY = """#!KAMAILIO

@@ -31,11 +31,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / ".collections"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from ansible_collections.commsgw.routing.plugins.module_utils import probe  # noqa: E402
-from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc  # noqa: E402
-from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan  # noqa: E402
-from ansible_collections.commsgw.routing.plugins.module_utils.srv import ResolverSettings  # noqa: E402
-from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.probe import run as probe  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.inventory.model import Sbc  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import build_site_plan  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import ResolverSettings  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.validation.validate import validate_deployment  # noqa: E402
 from harness.dns import DnsServer  # noqa: E402
 from harness.pki import standard_pki  # noqa: E402
 from harness.tls_front import TlsFront  # noqa: E402

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / ".collections"))
 
 import yaml  # noqa: E402  (after the path set-up)
 
-from ansible_collections.commsgw.routing.plugins.module_utils.inventory import site_plans, validate_inventory  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.inventory.hosts import site_plans, validate_inventory  # noqa: E402
 
 REGION_PAIRS = [("westeurope", "northeurope"), ("eastus", "westus"), ("uksouth", "ukwest"),
                 ("australiaeast", "australiasoutheast"), ("centralindia", "southindia")]

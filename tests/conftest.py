@@ -114,7 +114,7 @@ def _push_state_removed(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[
     /var/lib/commsgw-routing/<config dir escaped>, root's and outside the config dir; the SBCs of a test run
     live under its base temp dir, so their state goes with the run."""
     yield
-    from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import STATE_BASE, state_dir_for
+    from ansible_collections.commsgw.routing.plugins.module_utils.host.lease import STATE_BASE, state_dir_for
 
     prefix = os.path.basename(state_dir_for(str(tmp_path_factory.getbasetemp())))
     for name in os.listdir(STATE_BASE) if os.path.isdir(STATE_BASE) else []:

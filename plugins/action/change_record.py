@@ -10,8 +10,8 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.release import __version__ as ANSIBLE_VERSION
-from ansible_collections.commsgw.routing.plugins.module_utils.change_record import now_iso
-from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import write_text_atomic
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.change_record import now_iso
+from ansible_collections.commsgw.routing.plugins.module_utils.core.safe_files import write_text_atomic
 from ansible_collections.commsgw.routing.plugins.modules.change_record import ARGUMENT_SPEC, record
 
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -33,9 +33,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.module_utils.azure_arm import ArmError
-from ansible_collections.commsgw.routing.plugins.module_utils.azure_draft import draft_yaml
-from ansible_collections.commsgw.routing.plugins.module_utils.azure_resource import normalise
+from ansible_collections.commsgw.routing.plugins.module_utils.azure.arm import ArmError
+from ansible_collections.commsgw.routing.plugins.module_utils.azure.draft import draft_yaml
+from ansible_collections.commsgw.routing.plugins.module_utils.azure.resource import normalise
 
 
 def acg_draft(resource):

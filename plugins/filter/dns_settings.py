@@ -44,7 +44,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.module_utils.dns_settings import (
+from ansible_collections.commsgw.routing.plugins.module_utils.srv.dns_settings import (
     DnsSettingsError, deployment_dns_settings)
 
 

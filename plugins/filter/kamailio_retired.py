@@ -54,7 +54,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.readback import (
     ReadbackError, parse_address_rows, parse_retired_rows)
-from ansible_collections.commsgw.routing.plugins.module_utils.migration import retire_narrowed_ranges
+from ansible_collections.commsgw.routing.plugins.module_utils.migration.transition import retire_narrowed_ranges
 
 
 def kamailio_retired(plan, deployed_address_list, retention_s, now=None):

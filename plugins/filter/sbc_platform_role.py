@@ -32,7 +32,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import (
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import (
     DEFAULT_PLATFORM, UnknownPlatform, get_platform)
 
 

@@ -38,7 +38,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.module_utils.recorded_answers import (
+from ansible_collections.commsgw.routing.plugins.module_utils.srv.recorded import (
     answers_document, format_time, utc_now)
 
 

@@ -11,7 +11,7 @@ version_added: 0.1.0
 description:
   - Returns one item per file, named by its path under C(plugins/module_utils) (e.g. C(kamailio/rows.py)),
     the entry module first, then every module_utils module it imports, directly or not, and the
-    C(__init__.py) of each package among them (found by reading the imports, see C(plugins/module_utils/shipped.py)).
+    C(__init__.py) of each package among them (found by reading the imports, see C(plugins/module_utils/sbc/shipped.py)).
   - Fails when a shipped file imports a collection module without the plain fallback import the SBC
     host needs (there is no collection there).
 options:
@@ -25,7 +25,7 @@ options:
       - V(module_utils) names each file by its path under C(plugins/module_utils) (C(kamailio/rows.py)); every shipped
         collection import needs its plain fallback import.
       - V(collection) names each file by its path under the collection's own layout
-        (C(ansible_collections/commsgw/routing/plugins/module_utils/probe.py)); the program puts the directory they are
+        (C(ansible_collections/commsgw/routing/plugins/module_utils/probe/run.py)); the program puts the directory they are
         installed in first on C(sys.path) and imports them by their collection path, so no fallback is needed (the
         probe exporter ships this way).
     type: str
@@ -65,7 +65,7 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.commsgw.routing.plugins.module_utils.shipped import (
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.shipped import (
     ShippedCodeError, shipped_files, shipped_tree)
 
 

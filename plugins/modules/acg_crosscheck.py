@@ -77,10 +77,10 @@ advice:
   type: str
 """
 
-from ansible_collections.commsgw.routing.plugins.module_utils.azure_arm import ArmError
-from ansible_collections.commsgw.routing.plugins.module_utils.azure_crosscheck import check_inventory
-from ansible_collections.commsgw.routing.plugins.module_utils.controller_module import run_outcome_module
-from ansible_collections.commsgw.routing.plugins.module_utils.findings import failing_result
+from ansible_collections.commsgw.routing.plugins.module_utils.azure.arm import ArmError
+from ansible_collections.commsgw.routing.plugins.module_utils.azure.crosscheck import check_inventory
+from ansible_collections.commsgw.routing.plugins.module_utils.core.controller_module import run_outcome_module
+from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import failing_result
 
 ARGUMENT_SPEC = {
     "hosts": {"type": "dict", "required": True},

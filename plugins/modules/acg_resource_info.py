@@ -139,10 +139,10 @@ error_kind:
 """
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.commsgw.routing.plugins.module_utils.azure_arm import ArmError
-from ansible_collections.commsgw.routing.plugins.module_utils.azure_credential import (
+from ansible_collections.commsgw.routing.plugins.module_utils.azure.arm import ArmError
+from ansible_collections.commsgw.routing.plugins.module_utils.azure.credential import (
     REQUIRED_LIBRARIES, missing_library)
-from ansible_collections.commsgw.routing.plugins.module_utils.azure_info import insecure_warning, read_acg
+from ansible_collections.commsgw.routing.plugins.module_utils.azure.info import insecure_warning, read_acg
 
 ARGUMENT_SPEC = {
     "resource_id": {"type": "str"},

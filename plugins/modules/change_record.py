@@ -106,9 +106,9 @@ import os
 
 from ansible.module_utils.ansible_release import __version__ as ANSIBLE_VERSION
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils.change_record import (
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.change_record import (
     ChangeRecordError, apply, new_run_id, now_iso, record_path, update_file)
-from ansible_collections.commsgw.routing.plugins.module_utils.module_files import install_text
+from ansible_collections.commsgw.routing.plugins.module_utils.core.module_files import install_text
 
 ARGUMENT_SPEC = {
     "dir": {"type": "path", "required": True},

@@ -182,15 +182,15 @@ import hashlib
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils.config_push import Target, install, pending, restore
-from ansible_collections.commsgw.routing.plugins.module_utils.config_swap import SwapError, read_file
+from ansible_collections.commsgw.routing.plugins.module_utils.host.push import Target, install, pending, restore
+from ansible_collections.commsgw.routing.plugins.module_utils.host.swap import SwapError, read_file
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import peers_dir
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.candidate import try_candidate_tree
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
     DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB)
-from ansible_collections.commsgw.routing.plugins.module_utils import push_state
-from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import LeaseBusy, push_step, state_dir_for
-from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import UnsafePathError
+from ansible_collections.commsgw.routing.plugins.module_utils.host import push_state
+from ansible_collections.commsgw.routing.plugins.module_utils.host.lease import LeaseBusy, push_step, state_dir_for
+from ansible_collections.commsgw.routing.plugins.module_utils.core.safe_files import UnsafePathError
 
 # Files whose change the running Kamailio can take without a restart, and how (address.list first: the
 # ACL admits new peers before they are used).

@@ -138,11 +138,11 @@ latest_backup:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils import migration
-from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import state_dir_for
-from ansible_collections.commsgw.routing.plugins.module_utils.push_state import latest_backup
-from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import UnsafePathError
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import DEFAULT_PLATFORM, module_platform
+from ansible_collections.commsgw.routing.plugins.module_utils.migration import transition as migration
+from ansible_collections.commsgw.routing.plugins.module_utils.host.lease import state_dir_for
+from ansible_collections.commsgw.routing.plugins.module_utils.host.push_state import latest_backup
+from ansible_collections.commsgw.routing.plugins.module_utils.core.safe_files import UnsafePathError
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import DEFAULT_PLATFORM, module_platform
 
 
 def _read(path):

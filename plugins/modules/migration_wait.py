@@ -120,10 +120,10 @@ states:
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils import migration
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform import PeerStateError
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import DEFAULT_PLATFORM, module_platform
-from ansible_collections.commsgw.routing.plugins.module_utils.progress import progress_line
+from ansible_collections.commsgw.routing.plugins.module_utils.migration import transition as migration
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.contract import PeerStateError
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import DEFAULT_PLATFORM, module_platform
+from ansible_collections.commsgw.routing.plugins.module_utils.core.progress import progress_line
 
 
 def main():

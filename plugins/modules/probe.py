@@ -229,14 +229,14 @@ junit:
 
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils.module_files import install_text
-from ansible_collections.commsgw.routing.plugins.module_utils import probe
-from ansible_collections.commsgw.routing.plugins.module_utils.probe_settings import ProbeSettings, Thresholds
-from ansible_collections.commsgw.routing.plugins.module_utils.probe_tls import tls_context
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import module_platform
-from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import (
+from ansible_collections.commsgw.routing.plugins.module_utils.core.module_files import install_text
+from ansible_collections.commsgw.routing.plugins.module_utils.probe import run as probe
+from ansible_collections.commsgw.routing.plugins.module_utils.probe.settings import ProbeSettings, Thresholds
+from ansible_collections.commsgw.routing.plugins.module_utils.probe.tls import tls_context
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import module_platform
+from ansible_collections.commsgw.routing.plugins.module_utils.probe.report import (
     summary_lines, to_json, to_junit)
-from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
+from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import (
     ResolverSettings, require_dnspython)
 
 THRESHOLD_SPEC = {

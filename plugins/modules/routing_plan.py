@@ -92,13 +92,13 @@ recorded_answers:
       age: 1 h 0 min
 """
 
-from ansible_collections.commsgw.routing.plugins.module_utils.answer_checks import (
+from ansible_collections.commsgw.routing.plugins.module_utils.srv.answer_checks import (
     answer_problems, used_lines, used_recordings)
-from ansible_collections.commsgw.routing.plugins.module_utils.controller_module import run_outcome_module
-from ansible_collections.commsgw.routing.plugins.module_utils.findings import problems_result
-from ansible_collections.commsgw.routing.plugins.module_utils.inventory import (
+from ansible_collections.commsgw.routing.plugins.module_utils.core.controller_module import run_outcome_module
+from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import problems_result
+from ansible_collections.commsgw.routing.plugins.module_utils.inventory.hosts import (
     render_findings, site_plans, validate_inventory)
-from ansible_collections.commsgw.routing.plugins.module_utils.recorded_answers import (
+from ansible_collections.commsgw.routing.plugins.module_utils.srv.recorded import (
     DEFAULT_MAX_AGE_S, RecordedAnswersError, load_recorded, utc_now)
 
 

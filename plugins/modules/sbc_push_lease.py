@@ -101,9 +101,9 @@ import grp
 import uuid
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import (
+from ansible_collections.commsgw.routing.plugins.module_utils.host.lease import (
     LeaseBusy, acquire, lease_path, release, state_dir_for)
-from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import UnsafePathError
+from ansible_collections.commsgw.routing.plugins.module_utils.core.safe_files import UnsafePathError
 
 
 def main():

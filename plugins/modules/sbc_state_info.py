@@ -114,8 +114,8 @@ drift:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils import sbc_readback
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platforms import DEFAULT_PLATFORM, module_platform
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc import readback as sbc_readback
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import DEFAULT_PLATFORM, module_platform
 
 
 def main():

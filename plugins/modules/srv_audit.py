@@ -109,11 +109,11 @@ problems:
 
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils.dns_settings import nameserver_problems
-from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
-from ansible_collections.commsgw.routing.plugins.module_utils.srv import (
+from ansible_collections.commsgw.routing.plugins.module_utils.srv.dns_settings import nameserver_problems
+from ansible_collections.commsgw.routing.plugins.module_utils.inventory.model import Sbc
+from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import (
     ResolverSettings, require_dnspython, resolve_deployment)
-from ansible_collections.commsgw.routing.plugins.module_utils.validation import deployment_label, validate_deployment
+from ansible_collections.commsgw.routing.plugins.module_utils.validation.validate import deployment_label, validate_deployment
 
 
 def _placeholder_sbcs(raw):

@@ -166,7 +166,7 @@ checked:
 
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils.tls_preflight import check_tls_files
+from ansible_collections.commsgw.routing.plugins.module_utils.tls.preflight import check_tls_files
 
 
 def main():

@@ -84,9 +84,9 @@ advice:
   type: str
 """
 
-from ansible_collections.commsgw.routing.plugins.module_utils.controller_module import run_outcome_module
-from ansible_collections.commsgw.routing.plugins.module_utils.findings import failing_result
-from ansible_collections.commsgw.routing.plugins.module_utils.inventory import render_findings, validate_inventory
+from ansible_collections.commsgw.routing.plugins.module_utils.core.controller_module import run_outcome_module
+from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import failing_result
+from ansible_collections.commsgw.routing.plugins.module_utils.inventory.hosts import render_findings, validate_inventory
 
 
 ARGUMENT_SPEC = {

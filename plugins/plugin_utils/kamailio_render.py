@@ -21,7 +21,7 @@ import jinja2
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import (
     KamailioViewError, address_list_text, all_dispatcher_sets, dispatcher_list_text)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.view import build_view, srv_refresh_input
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_settings import normalise_sbc_settings
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.settings import normalise_sbc_settings
 
 # plugins/plugin_utils/ -> collection root -> templates/kamailio
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),

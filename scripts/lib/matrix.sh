@@ -103,9 +103,9 @@ commsgw_matrix_run() {
         local deselect=()
         if ! setpriv --reuid=65534 --regid=65534 --clear-groups "$venv/bin/python" -c '' >/dev/null 2>&1; then
             commsgw_warn "matrix $name: $venv/bin/python cannot run as nobody: its setpriv tests are left out"
-            deselect=(--deselect tests/unit/test_refresher.py::test_reply_dir_of_a_group_member_is_open_to_that_group_only
-                      --deselect tests/unit/test_refresher.py::test_reply_dir_open_to_everyone_is_refused
-                      --deselect tests/unit/test_rpc_local_users.py::test_a_member_of_kamailios_group_gets_its_answer)
+            deselect=(--deselect tests/unit/kamailio/test_refresher.py::test_reply_dir_of_a_group_member_is_open_to_that_group_only
+                      --deselect tests/unit/kamailio/test_refresher.py::test_reply_dir_open_to_everyone_is_refused
+                      --deselect tests/unit/kamailio/test_rpc_local_users.py::test_a_member_of_kamailios_group_gets_its_answer)
         fi
         "$venv/bin/python" -m pytest -q -p no:cacheprovider --basetemp="$COMMSGW_ROOT/tests/output/matrix-$name" \
             "${deselect[@]}" tests/matrix "${units[@]}" || exit 1

@@ -25,7 +25,7 @@ from harness.acg_sim_model import (
     MAX_REQUEST, REPO, START_TIMEOUT_S, STOP_TIMEOUT_S, AcgSim, SimError, _local, _write_json)
 from harness.sipp import SippCaller
 
-from ansible_collections.commsgw.routing.plugins.module_utils.host_port import HostPortError, split_host_port
+from ansible_collections.commsgw.routing.plugins.module_utils.core.host_port import HostPortError, split_host_port
 
 
 def control_path(state_dir: Path) -> Path:

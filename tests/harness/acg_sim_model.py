@@ -24,7 +24,7 @@ from harness.pki import TestCA
 from harness.sipp import SippPeer
 from harness.tls_front import TlsFront
 
-from ansible_collections.commsgw.routing.plugins.module_utils.plan import srv_name
+from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import srv_name
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_STATE_DIR = REPO / ".lab" / "acg-sim"

@@ -431,10 +431,10 @@ class AcgLab:
     def prepare(self) -> "AcgLab":
         """DNS, SRV resolution, plan and rendered files in ``cfg_dir``; Kamailio not started yet."""
         from harness.dns import DnsServer
-        from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
-        from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
-        from ansible_collections.commsgw.routing.plugins.module_utils.srv import ResolverSettings, resolve_deployment
-        from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
+        from ansible_collections.commsgw.routing.plugins.module_utils.inventory.model import Sbc
+        from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import build_site_plan
+        from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import ResolverSettings, resolve_deployment
+        from ansible_collections.commsgw.routing.plugins.module_utils.validation.validate import validate_deployment
         from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
 
         if self.dns_address:

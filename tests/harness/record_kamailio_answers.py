@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Record what a real Kamailio answers for the platform contract tests (tests/unit/test_platform_contract.py).
+"""Record what a real Kamailio answers for the platform contract tests (tests/unit/sbc/test_platform_contract.py).
 
 Starts K1's lab (harness.kamailio.AcgLab: Knot DNS, SRV resolution, plan, render, the machine's Kamailio),
 asks its jsonrpcs for ``dispatcher.list`` and ``permissions.subnetDump`` and writes the plan, the rendered

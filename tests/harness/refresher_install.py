@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from ansible_collections.commsgw.routing.plugins.module_utils.shipped import shipped_files
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.shipped import shipped_files
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLE = ROOT / "roles" / "kamailio"

@@ -22,9 +22,9 @@ from ansible_collections.commsgw.routing.plugins.module_utils.exporter import co
 from ansible_collections.commsgw.routing.plugins.module_utils.exporter.runner import ProbeRunner
 from ansible_collections.commsgw.routing.plugins.module_utils.exporter.server import ExporterServer
 from ansible_collections.commsgw.routing.plugins.module_utils.exporter.web import WebConfig
-from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
-from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
-from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
+from ansible_collections.commsgw.routing.plugins.module_utils.inventory.model import Sbc
+from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import build_site_plan
+from ansible_collections.commsgw.routing.plugins.module_utils.validation.validate import validate_deployment
 from harness.acg_sim import AcgSim
 from harness.tools import needs
 

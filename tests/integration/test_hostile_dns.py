@@ -27,11 +27,12 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import probe_settings, srv
-from ansible_collections.commsgw.routing.plugins.module_utils.probe_dns import resolve_record
-from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
-from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
-from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
+from ansible_collections.commsgw.routing.plugins.module_utils.probe import settings as probe_settings
+from ansible_collections.commsgw.routing.plugins.module_utils.srv import deployment as srv
+from ansible_collections.commsgw.routing.plugins.module_utils.probe.dns import resolve_record
+from ansible_collections.commsgw.routing.plugins.module_utils.inventory.model import Sbc
+from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import build_site_plan
+from ansible_collections.commsgw.routing.plugins.module_utils.validation.validate import validate_deployment
 from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import KamailioRenderError, render_kamailio
 from harness.kamailio import AcgLab, BlockLease, Topology, rendered_path
 from harness.refresher_install import install_refresher

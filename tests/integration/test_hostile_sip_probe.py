@@ -27,7 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import probe, probe_limits as lim, probe_tls, probe_verdicts
+from ansible_collections.commsgw.routing.plugins.module_utils.probe import run as probe
+from ansible_collections.commsgw.routing.plugins.module_utils.probe import limits as lim
+from ansible_collections.commsgw.routing.plugins.module_utils.probe import tls as probe_tls
+from ansible_collections.commsgw.routing.plugins.module_utils.probe import verdicts as probe_verdicts
 from harness.pki import StandardPKI, TestCA, standard_pki
 
 pytestmark = pytest.mark.integration

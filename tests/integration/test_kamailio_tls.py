@@ -96,10 +96,10 @@ class TlsLab:
 
     def start(self) -> "TlsLab":
         from harness.dns import DnsServer
-        from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
-        from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
-        from ansible_collections.commsgw.routing.plugins.module_utils.srv import ResolverSettings, resolve_deployment
-        from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
+        from ansible_collections.commsgw.routing.plugins.module_utils.inventory.model import Sbc
+        from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import build_site_plan
+        from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import ResolverSettings, resolve_deployment
+        from ansible_collections.commsgw.routing.plugins.module_utils.validation.validate import validate_deployment
 
         self.dns = DnsServer.start_on_free_address(self.workdir / "dns", first=(BLOCK * 2 + 17) % 254)
         srv, a = TOPO.dns_records()

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import probe
-from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import summary_lines
-from ansible_collections.commsgw.routing.plugins.module_utils.srv import ResolverSettings
+from ansible_collections.commsgw.routing.plugins.module_utils.probe import run as probe
+from ansible_collections.commsgw.routing.plugins.module_utils.probe.report import summary_lines
+from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import ResolverSettings
 from harness.tools import needs
 from harness.kamailio import AcgLab, Topology, rendered_path
 from harness.sipp import SippPeer

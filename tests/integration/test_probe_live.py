@@ -22,12 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import probe, probe_limits
-from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc
-from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
-from ansible_collections.commsgw.routing.plugins.module_utils.probe_report import summary_lines, to_junit
-from ansible_collections.commsgw.routing.plugins.module_utils.srv import ResolverSettings
-from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
+from ansible_collections.commsgw.routing.plugins.module_utils.probe import run as probe
+from ansible_collections.commsgw.routing.plugins.module_utils.probe import limits as probe_limits
+from ansible_collections.commsgw.routing.plugins.module_utils.inventory.model import Sbc
+from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import build_site_plan
+from ansible_collections.commsgw.routing.plugins.module_utils.probe.report import summary_lines, to_junit
+from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import ResolverSettings
+from ansible_collections.commsgw.routing.plugins.module_utils.validation.validate import validate_deployment
 from harness.dns import DnsServer
 from harness.pki import StandardPKI, standard_pki
 from harness.tls_front import TlsFront

@@ -244,7 +244,7 @@ def test_check_mode_on_fresh_hosts_lists_changes_and_changes_nothing(rig: Rig) -
 REFRESHER_DIR = "/usr/local/lib/commsgw-srv-refresh"  # the role's default kamailio_refresher_dir
 SECRET_DIR = "/var/lib/kamailio-commsgw"  # the directory of commsgw_sbc.secret_file's default
 # What releases before the kamailio package installed there: flat files whose names the package's replace.
-OLD_FLAT_LIBRARIES = ("refresher.py", "kamailio.py", "kamailio_runtime.py")
+OLD_FLAT_LIBRARIES = ("refresher.py", "kamailio.py", "kamailio_runtime.py", "srv_lookup.py", "safe_files.py")
 # Issue 21 item 2: what a compromised refresher would try (tests/harness/refresher_attacks.py), on the host.
 ATTACKS = ROOT / "tests" / "harness" / "refresher_attacks.py"
 ATTACKS_ON_HOST = "/usr/local/lib/commsgw-test-attacks.py"

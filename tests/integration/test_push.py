@@ -42,7 +42,7 @@ from tests.harness.tools import fill, tmpfs  # noqa: E402
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import file_path  # noqa: E402
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # noqa: E402
     JsonRpc, RpcEndpoints)
-from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import (  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.host.lease import (  # noqa: E402
     acquire, release, state_dir_for)
 
 pytestmark = pytest.mark.integration

@@ -30,9 +30,9 @@ from tests.harness.refresher_install import install_refresher  # noqa: E402
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # noqa: E402
     JsonRpc, RpcEndpoints, RpcError)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import file_path
-from ansible_collections.commsgw.routing.plugins.module_utils.model import Sbc  # noqa: E402
-from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan  # noqa: E402
-from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.inventory.model import Sbc  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import build_site_plan  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.validation.validate import validate_deployment  # noqa: E402
 from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio  # noqa: E402
 
 pytestmark = pytest.mark.integration

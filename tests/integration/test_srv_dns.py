@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils import srv
-from ansible_collections.commsgw.routing.plugins.module_utils.findings import ERROR, WARNING
-from ansible_collections.commsgw.routing.plugins.module_utils.plan import build_site_plan
-from ansible_collections.commsgw.routing.plugins.module_utils.validation import validate_deployment
+from ansible_collections.commsgw.routing.plugins.module_utils.srv import deployment as srv
+from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import ERROR, WARNING
+from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import build_site_plan
+from ansible_collections.commsgw.routing.plugins.module_utils.validation.validate import validate_deployment
 from harness.dns import DnsServer, SilentNameserver
 from harness.tools import run_module
 

@@ -31,7 +31,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.api imp
 from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.render import Artefacts
 from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.rows import (
     PARTIAL, Rows, change_script, owned_rows)
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback import compare
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.readback import compare
 
 
 class ApplyFailed(RuntimeError):

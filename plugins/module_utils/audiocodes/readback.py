@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Mediant rows (read from its ini file) -> the platform-neutral state of ``sbc_readback``.
+"""Mediant rows (read from its ini file) -> the platform-neutral state of ``sbc.readback``.
 
 What the device holds, read back in the plan's vocabulary:
 
@@ -25,7 +25,7 @@ import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.patterns import patterns_networks
 from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.rows import Rows
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback import net_key, peer_key
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.readback import net_key, peer_key
 
 _GROUP = re.compile(r"^CGW-(ACG|MCP)-([0-9]+)-(local|remote)-([A-Za-z0-9_-]+)\Z")
 # The Mediant keeps each SRV weight as given (Proxy Address 'weight'): compare() needs no scaling.
@@ -53,7 +53,7 @@ def _admitted(rows: Rows, group: str) -> list[str]:
 
 
 def state_from_rows(rows: Rows, identity: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
-    """The neutral state (``sbc_readback`` docstring) of our rows on a device."""
+    """The neutral state (``sbc.readback`` docstring) of our rows on a device."""
     targets = {}
     for _index, row in sorted(rows["dns"].items()):
         for key in ("first-ip-address", "second-ip-address", "third-ip-address"):

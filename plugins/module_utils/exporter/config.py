@@ -17,8 +17,8 @@ import math
 import re
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.probe_settings import ProbeSettings, Thresholds
-from ansible_collections.commsgw.routing.plugins.module_utils.srv import ResolverSettings
+from ansible_collections.commsgw.routing.plugins.module_utils.probe.settings import ProbeSettings, Thresholds
+from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import ResolverSettings
 
 SCHEMA_VERSION = 1
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")  # site and module names

@@ -6,8 +6,8 @@
 Naming follows Prometheus: base units (``_seconds``), ``_timestamp_seconds`` for points in time,
 states as label values with a bounded set (verdicts, failure classes, the SBC's neutral peer states),
 and bounded label sets: regions and MCP records come from the plan, peers are capped by the probe
-(16 targets per SRV record, ``probe_limits``). Everything a peer or DNS sent is escaped and clipped.
-docs/monitoring.md describes each family (tests/unit/test_exporter_metrics.py keeps the two in step).
+(16 targets per SRV record, ``probe.limits``). Everything a peer or DNS sent is escaped and clipped.
+docs/monitoring.md describes each family (tests/unit/exporter/test_exporter_metrics.py keeps the two in step).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import math
 import ssl
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.probe_settings import FAILURE_CLASSES
+from ansible_collections.commsgw.routing.plugins.module_utils.probe.settings import FAILURE_CLASSES
 
 GAUGE, COUNTER = "gauge", "counter"
 VERDICTS = ("pass", "warn", "fail")

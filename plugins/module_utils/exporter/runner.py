@@ -21,11 +21,11 @@ import threading
 import time
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils import probe
+from ansible_collections.commsgw.routing.plugins.module_utils.probe import run as probe
 from ansible_collections.commsgw.routing.plugins.module_utils.exporter.config import (
     ExporterConfig, Module, Site, probe_arguments)
 from ansible_collections.commsgw.routing.plugins.module_utils.exporter.metrics import site_verdict
-from ansible_collections.commsgw.routing.plugins.module_utils.probe_settings import (
+from ansible_collections.commsgw.routing.plugins.module_utils.probe.settings import (
     MALFORMED_REPLY, NO_REPLY, NON_2XX, TLS_CLIENT_REJECTED, WRONG_TRANSACTION)
 
 # A SIP peer with one of these outcomes was sent its OPTIONS (TLS 1.3 reports a refused client

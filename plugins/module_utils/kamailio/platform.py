@@ -1,9 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Kamailio, the first SBC platform: its registration in the platform contract (``sbc_platform``).
+"""Kamailio, the first SBC platform: its registration in the platform contract (``sbc.contract``).
 
-Everything generic code needs from Kamailio is named here; ``sbc_platforms`` imports this file.
+Everything generic code needs from Kamailio is named here; ``sbc.registry`` imports this file.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.settings import FIELDS, parse_kamailio_settings
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.probe_view import (
     parse_dispatcher_rpc, read_kamailio_view, view_from_dict)
-from ansible_collections.commsgw.routing.plugins.module_utils.probe_view import SbcView
-from ansible_collections.commsgw.routing.plugins.module_utils.run_as import RunAsError, run_as
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_platform import PeerStateError, Refresher, SbcPlatform
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback import ReadbackError
+from ansible_collections.commsgw.routing.plugins.module_utils.probe.view import SbcView
+from ansible_collections.commsgw.routing.plugins.module_utils.host.run_as import RunAsError, run_as
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.contract import PeerStateError, Refresher, SbcPlatform
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.readback import ReadbackError
 
 
 def certificate_paths(files: t.Mapping[str, t.Optional[str]]) -> list[str]:
@@ -65,7 +65,7 @@ def _poll_states(options: t.Mapping[str, t.Any]) -> dict[str, str]:
 
 def peer_states(options: t.Mapping[str, t.Any]) -> t.Callable[[], dict[str, str]]:
     """A poller of the live dispatcher states (``address:port`` -> flags such as ``AP``), each poll as
-    ``run_as_user`` (Kamailio's user; see ``run_as``).
+    ``run_as_user`` (Kamailio's user; see ``host.run_as``).
 
     Raises OSError when kamailio.cfg (which names the RPC endpoints) cannot be read; each poll
     raises PeerStateError when the RPC fails."""

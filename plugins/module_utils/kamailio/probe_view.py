@@ -18,7 +18,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir
     PEERS_SUBDIR, file_path, read_nofollow)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.refresher_health import STATE_NAME, stale
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import DEFAULT_CONFIG_DIR, RpcError
-from ansible_collections.commsgw.routing.plugins.module_utils.probe_view import SbcDestination, SbcView
+from ansible_collections.commsgw.routing.plugins.module_utils.probe.view import SbcDestination, SbcView
 
 
 def parse_dispatcher_list(text: str) -> list[SbcDestination]:

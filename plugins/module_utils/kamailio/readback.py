@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Kamailio's read-back: its deployed files and its live state over jsonrpcs, as a ``sbc_readback`` state.
+"""Kamailio's read-back: its deployed files and its live state over jsonrpcs, as a ``sbc.readback`` state.
 
 The one parser of what a Kamailio SBC runs: migration (``state_from_files`` on the deployed and the
 freshly rendered files, like for like), the probe's SBC view (``destination_rows`` /
@@ -28,15 +28,15 @@ import os
 import re
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.config_push import pending
+from ansible_collections.commsgw.routing.plugins.module_utils.host.push import pending
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import runtime as kr
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import (
     ACL_GROUP, MCP_SET_BASE, RETIRED_GROUP, parse_acl_tag, scale_rweights)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.dispatcher import dispatcher_rows, parse_attrs
-from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import state_dir_for
+from ansible_collections.commsgw.routing.plugins.module_utils.host.lease import state_dir_for
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import (
     IN_PEERS_DIR, file_path, read_nofollow)
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback import (
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.readback import (
     ReadbackError, net_key, parse_sip_uri, peer_key, sha256_text)
 
 # Files of a rendered Kamailio configuration that carry routing facts (kamailio.cfg only adds the

@@ -38,21 +38,21 @@ try:  # the collection's path first, then a plain import next to the installed s
         KamailioViewError, dispatcher_list_text, dispatcher_sets, mcp_dispatcher_sets)
     from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # type: ignore
         DEFAULT_KAMAILIO_USER, JsonRpc, RpcEndpoints, RpcError, rpc_endpoints)
-    from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import (  # type: ignore
+    from ansible_collections.commsgw.routing.plugins.module_utils.srv.lookup import (  # type: ignore
         RECORD_KINDS, DnsLookupError, ResolverSettings, SrvAnswer, SrvLimits, addresses_outside, canonical_targets,
         check_record, limits_for, resolve_srv, target_from_dict)
-    from ansible_collections.commsgw.routing.plugins.module_utils.safe_files import write_text_atomic  # type: ignore
-    from ansible_collections.commsgw.routing.plugins.module_utils.push_lease import unless_pushing  # type: ignore
+    from ansible_collections.commsgw.routing.plugins.module_utils.core.safe_files import write_text_atomic  # type: ignore
+    from ansible_collections.commsgw.routing.plugins.module_utils.host.lease import unless_pushing  # type: ignore
     from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.refresher_health import (  # type: ignore
         STATE_NAME, note_run, stale)
 except ImportError:  # pragma: no cover - on the SBC host
     from kamailio.rows import KamailioViewError, dispatcher_list_text, dispatcher_sets, mcp_dispatcher_sets  # type: ignore
     from kamailio.runtime import DEFAULT_KAMAILIO_USER, JsonRpc, RpcEndpoints, RpcError, rpc_endpoints  # type: ignore
-    from srv_lookup import (  # type: ignore
+    from srv.lookup import (  # type: ignore
         RECORD_KINDS, DnsLookupError, ResolverSettings, SrvAnswer, SrvLimits, addresses_outside, canonical_targets,
         check_record, limits_for, resolve_srv, target_from_dict)
-    from safe_files import write_text_atomic  # type: ignore
-    from push_lease import unless_pushing  # type: ignore
+    from core.safe_files import write_text_atomic  # type: ignore
+    from host.lease import unless_pushing  # type: ignore
     from kamailio.refresher_health import STATE_NAME, note_run, stale  # type: ignore
 
 LOG = logging.getLogger("commsgw-srv-refresh")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.progress import progress_line
+from ansible_collections.commsgw.routing.plugins.module_utils.core.progress import progress_line
 
 REFUSED_TOO_SOON = "ongoing reload"
 

@@ -25,9 +25,9 @@ import ipaddress
 import typing as t
 
 try:  # the collection's path first, then a plain import next to the SRV refresher on the SBC host
-    from ansible_collections.commsgw.routing.plugins.module_utils.srv_lookup import host_name_problem
+    from ansible_collections.commsgw.routing.plugins.module_utils.srv.lookup import host_name_problem
 except ImportError:  # pragma: no cover - on the SBC host (module_utils/shipped.py ships them)
-    from srv_lookup import host_name_problem  # type: ignore
+    from srv.lookup import host_name_problem  # type: ignore
 
 DS_ALG_RELATIVE_WEIGHT = 11
 DS_FLAG_PROBING = 8  # dispatcher "probing" flag: only ACG peers get it (ds_probing_mode 3)

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Kamailio's own part of ``commsgw_sbc`` (the common part: ``sbc_settings``). Same flat keys as
+"""Kamailio's own part of ``commsgw_sbc`` (the common part: ``sbc.settings``). Same flat keys as
 before the split, so existing inventories stay valid:
 
 ``config_dir``            absolute path, default /etc/kamailio: every rendered file is referenced
@@ -31,12 +31,12 @@ from __future__ import annotations
 import re
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.findings import Findings
+from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
     DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB,
     DEFAULT_TLS_SHARED_MEMORY_MB)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.secret import DEFAULT_SECRET_FILE
-from ansible_collections.commsgw.routing.plugins.module_utils.settings_fields import abs_path, bool_field, int_fields
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.fields import abs_path, bool_field, int_fields
 
 _INT_RANGES: dict[str, tuple[int, int]] = {
     "shared_memory_mb": (64, 65536),

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Routing plan + SBC settings -> the Kamailio "view": plain data the templates only spell out.
 
-Nothing here decides routing: every choice comes from the plan (``plugins/module_utils/plan.py``).
+Nothing here decides routing: every choice comes from the plan (``plugins/module_utils/plan/site_plan.py``).
 This module only translates it into Kamailio's vocabulary: the dispatcher sets and ACL rows
 (``kamailio.rows``), MCP's sets and policy, timers, retry codes, emergency dial strings, size limits,
 version-dependent TLS parameters, and the SRV refresher's input (``commsgw-srv.json``).
@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.core_policy import core_acl_view, e164_view
-from ansible_collections.commsgw.routing.plugins.module_utils.host_port import split_host_port
+from ansible_collections.commsgw.routing.plugins.module_utils.plan.core_policy import core_acl_view, e164_view
+from ansible_collections.commsgw.routing.plugins.module_utils.core.host_port import split_host_port
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import (
     ACL_GROUP, DS_ALG_RELATIVE_WEIGHT, DS_FLAG_PROBING, RETIRED_GROUP, KamailioViewError, acl_rows, dispatcher_sets,
     mcp_dispatcher_sets, ping_relay_uri, retired_acl_rows, sip_socket)
@@ -165,7 +165,7 @@ def mcp_view(plan: t.Mapping[str, t.Any], acg_socket: str, transport: str, core:
 
 
 def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], version: str) -> dict[str, t.Any]:
-    """Translate ``plan`` + normalised ``settings`` (``sbc_settings``) for Kamailio ``version``."""
+    """Translate ``plan`` + normalised ``settings`` (``sbc.settings``) for Kamailio ``version``."""
     version = check_version(version)
     groups = plan["trunk_groups"]
     transports = {g["transport"] for g in groups}

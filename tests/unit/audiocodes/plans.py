@@ -10,7 +10,7 @@ import ipaddress
 import typing as t
 from pathlib import Path
 
-from ansible_collections.commsgw.routing.plugins.module_utils.inventory import site_plans, validate_inventory
+from ansible_collections.commsgw.routing.plugins.module_utils.inventory.hosts import site_plans, validate_inventory
 from ansible_collections.commsgw.routing.tests.unit.inventory_files import INVENTORIES, REPO, load_hostvars
 
 FIXTURES = REPO / "tests" / "fixtures" / "inventories"

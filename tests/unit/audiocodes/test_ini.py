@@ -13,7 +13,7 @@ import typing as t
 import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes import ini, readback, render
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc_readback import compare, plan_state
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.readback import compare, plan_state
 from ansible_collections.commsgw.routing.tests.unit.audiocodes import plans as P
 from ansible_collections.commsgw.routing.tests.unit.inventory_files import REPO
 
