@@ -77,6 +77,37 @@ def silent_nameserver() -> t.Iterator[SilentNameserver]:
         server.stop()
 
 
+# -- parallel runs (pytest-xdist, scripts/test: -n N --dist loadgroup) ------------------------------------
+# A module's tests share module fixtures and the module's own loopback block, so a module is one unit
+# of work: every test without an xdist_group of its own gets its module's. Modules that must not run
+# side by side share a named group: the production-shaped SBC hosts ("sbc-hosts", the systemd-nspawn
+# suites, whose guests' names and the CPU their boots take are shared). tests/unit/test_parallel_safety.py
+# checks that modules in different groups use different fixed addresses and guest names.
+SBC_HOSTS_GROUP = "sbc-hosts"
+
+
+def _module_group(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def _run_order(item: pytest.Item) -> int:
+    """Longest work first, so that no long module starts last: the SBC host suites (minutes each), then
+    the integration modules, then the unit tests (seconds)."""
+    groups = {mark.args[0] if mark.args else mark.kwargs.get("name") for mark in item.iter_markers("xdist_group")}
+    if SBC_HOSTS_GROUP in groups:
+        return 0
+    return 1 if item.nodeid.startswith("tests/integration/") else 2
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(_module_group(item)))
+    # A stable sort: the order inside each module stays as written (module fixtures, ordered scenarios).
+    items.sort(key=_run_order)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> t.Iterator[None]:
     """In CI (CI=true) a skipped test fails: a missing kamailio, sipp or knotd must not pass as green."""
