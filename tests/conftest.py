@@ -82,18 +82,16 @@ def silent_nameserver() -> t.Iterator[SilentNameserver]:
 
 # -- parallel runs (pytest-xdist, scripts/test: -n N --dist loadscope) ------------------------------------
 # A module's tests share module fixtures and the module's own loopback block, so a module is one unit
-# of work (pytest_xdist_make_scheduler below). Modules that must not run side by side name a shared
-# xdist_group in their pytestmark: the production-shaped SBC hosts ("sbc-hosts", the systemd-nspawn
-# suites, whose guests' names and the CPU their boots take are shared). tests/unit/test_parallel_safety.py
-# checks that modules in different groups use different fixed addresses and guest names.
-SBC_HOSTS_GROUP = "sbc-hosts"
+# of work (pytest_xdist_make_scheduler below); modules that name one xdist_group in their pytestmark run
+# one after the other on one worker. The SBC host suites (marker sbc_hosts: systemd-nspawn guests, minutes
+# each) start first, so that none starts last; two of them share a group, so that at most three labs boot
+# at once on a 2-core machine. tests/unit/test_parallel_safety.py checks that modules which may run side
+# by side use different fixed addresses, bridges and guest names.
 
 
 def _run_order(item: pytest.Item) -> int:
-    """Longest work first, so that no long module starts last: the SBC host suites (minutes each), then
-    the integration modules, then the unit tests (seconds)."""
-    groups = {mark.args[0] if mark.args else mark.kwargs.get("name") for mark in item.iter_markers("xdist_group")}
-    if SBC_HOSTS_GROUP in groups:
+    """Longest work first: the SBC host suites, then the integration modules, then the unit tests."""
+    if item.get_closest_marker("sbc_hosts") is not None:
         return 0
     return 1 if item.nodeid.startswith("tests/integration/") else 2
 

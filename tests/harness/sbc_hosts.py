@@ -54,10 +54,10 @@ RECIPE_VERSION = "1"
 STATE_DIR = Path(os.environ.get("COMMSGW_TEST_STATE", "/var/lib/commsgw-test"))
 BUILD_TIMEOUT_S = 900
 OPS_USER = "ops"
-# One SBC host lab on the machine at a time, whichever test run or checkout starts it: labs of different
-# suites may reuse bridge and guest names (the veth of a guest is named after it), and a lab's start clears
-# whatever a lab with its bridge left behind, a live one included. Held from start() to close().
-LABS_LOCK = Path("/run/lock/commsgw-sbc-labs.lock")
+# Two labs on one machine (two test runs, a developer's and CI's) must not use one bridge or one guest name
+# at once: a guest's veth is named after it, and a lab's start clears whatever a lab with its bridge left
+# behind, a live one included. A lab holds one lock per bridge and per guest name from start to close.
+LABS_LOCK_DIR = Path("/run/lock/commsgw-sbc-labs")
 LABS_LOCK_WAIT_S = 3600.0
 
 
@@ -246,44 +246,33 @@ def _cgroup_pids(dirs: t.Iterable[Path]) -> set[int]:
     return pids
 
 
-class _MachineWideLabLock:
-    """LABS_LOCK, re-entrant within this process (flock conflicts between two descriptors of one process)."""
+class _LabNamesLock:
+    """The locks of a lab's bridge and guest names (flock, taken in sorted order, freed on close or exit)."""
 
-    def __init__(self) -> None:
-        self._fd, self._count = -1, 0
-        self._mutex = threading.Lock()
+    def __init__(self, bridge: str, guests: t.Iterable[str]) -> None:
+        self.names = sorted({f"bridge-{bridge}"} | {f"guest-{name[:12]}" for name in guests})
+        self._fds: list[int] = []
 
     def acquire(self, wait_s: float = LABS_LOCK_WAIT_S) -> None:
         import fcntl
-        with self._mutex:
-            if self._count:
-                self._count += 1
-                return
-            LABS_LOCK.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(str(LABS_LOCK), os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o644)
-            deadline = time.monotonic() + wait_s
+        LABS_LOCK_DIR.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + wait_s
+        for name in self.names:
+            fd = os.open(str(LABS_LOCK_DIR / name), os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o644)
+            self._fds.append(fd)
             while True:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except OSError:
                     if time.monotonic() >= deadline:
-                        os.close(fd)
-                        raise TimeoutError(f"another SBC host lab held {LABS_LOCK} for {wait_s:.0f} s") from None
+                        self.release()
+                        raise TimeoutError(f"another SBC host lab held {LABS_LOCK_DIR / name} for {wait_s:.0f} s")
                     time.sleep(1.0)
-            self._fd, self._count = fd, 1
 
     def release(self) -> None:
-        with self._mutex:
-            if not self._count:
-                return
-            self._count -= 1
-            if not self._count:
-                os.close(self._fd)  # closing the only descriptor frees the flock
-                self._fd = -1
-
-
-_LAB_LOCK = _MachineWideLabLock()
+        while self._fds:
+            os.close(self._fds.pop())  # closing the only descriptor frees its flock
 
 
 class SbcHostLab:
@@ -325,18 +314,19 @@ class SbcHostLab:
         self.figures: dict[str, t.Any] = {"images": {}, "boot_to_ssh_s": {}, "ready_s": {}}
         self._supervisors: dict[str, _Supervisor] = {}
         self._addresses: list[str] = []
+        self._names_lock = _LabNamesLock(bridge, self.guests)
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def __enter__(self) -> "SbcHostLab":
-        _LAB_LOCK.acquire()
+        self._names_lock.acquire()
         try:
             self.start()
         except BaseException:  # KeyboardInterrupt too: never leave half a lab behind
             try:
                 self.close()
             finally:
-                _LAB_LOCK.release()
+                self._names_lock.release()
             raise
         return self
 
@@ -344,7 +334,7 @@ class SbcHostLab:
         try:
             self.close()
         finally:
-            _LAB_LOCK.release()
+            self._names_lock.release()
 
     def start(self) -> None:
         for suite in sorted({g.suite for g in self.guests.values()}):

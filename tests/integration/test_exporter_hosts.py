@@ -34,15 +34,16 @@ from harness.sbc_hosts import Guest, SbcHostLab
 from harness.tools import needs
 from integration.test_production_hosts import Hosts, _install_tls_files, _play, _recap, _sbc, _write_inventory
 
-# One SBC host suite at a time (tests/conftest.py: test_production_hosts has a guest of the same name).
+# An SBC host suite: started first, beside at most two others (tests/conftest.py); its bridge, subnet and
+# guest name are its own (tests/unit/test_parallel_safety.py).
 pytestmark = [pytest.mark.integration, needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh", "openssl"),
-              pytest.mark.xdist_group("sbc-hosts")]
+              pytest.mark.sbc_hosts]
 
 BRIDGE = "cgwexp0"
 SUBNET = "10.218.0.0/24"
 ACG_DNS = "10.218.0.53"
 REGION1 = "10.218.0.16/28"
-AMS = Guest("sbc-ams-1", "trixie", "10.218.0.11")
+AMS = Guest("exp-ams-1", "trixie", "10.218.0.11")
 USER = "commsgw-probe-exporter"
 URL = "http://%s:9473" % AMS.address
 SECURITY_LIMIT = 2.0

@@ -38,7 +38,9 @@ from harness.sipp import SippCaller, SippPeer
 from harness.tools import needs
 
 # One SBC host suite at a time (tests/conftest.py: guest names and the CPU of their boots are shared).
-pytestmark = [needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh"), pytest.mark.xdist_group("sbc-hosts")]
+# An SBC host suite, sharing one worker with test_sbc_hosts (tests/conftest.py).
+pytestmark = [needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh"), pytest.mark.sbc_hosts,
+              pytest.mark.xdist_group("sbc-hosts-ab")]
 
 ROOT = Path(__file__).resolve().parents[2]
 BRIDGE = "cgwprod0"
