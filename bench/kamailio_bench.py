@@ -111,14 +111,14 @@ WORKERS = {"udp": 4, "tcp": 2}  # the collection's defaults (sbc_settings), for 
 
 
 def _drop_reply_check(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
-    """onreply_route without the R-24 check of every TLS reply's peer certificate host name."""
-    return _sub(r"\nonreply_route \{\n.*?\n\}\n", "\n", cfg)
+    """reply_route without the R-24 check of every TLS reply's peer certificate host name."""
+    return _sub(r"\n\tif \(\$proto == \"tls\"\) \{\n\t\troute\(COMMSGW_TLS_CHECK_REPLY\);\n\t\}", "", cfg)
 
 
 def _fixed_sni(cfg: str, sni: str) -> str:
     """SNI (and the name the config keeps for it) set straight to region 1's name instead of the
-    routes that find it for the next hop."""
-    return _sub(r"route\(COMMSGW_TLS_(?:IN_DIALOG_)?SNI\);",
+    route that finds it for the next branch."""
+    return _sub(r"route\(COMMSGW_TLS_SNI\);",
                 '$var(commsgw_tls_name) = "%s"; $xavp(tls=>server_name) = "%s";' % (sni, sni), cfg)
 
 
@@ -129,16 +129,33 @@ def _drop_limits(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
 
 
 def _drop_dialog_name(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
-    """No TLS name kept in the dialog: no Record-Route parameter per branch, no Route parsing per
+    """No TLS name kept in the dialog: no Record-Route parameter per branch, no Route read per
     in-dialog request (which then finds the name by the next hop's range)."""
     cfg = _sub(r"\n\tt_on_branch\(\"COMMSGW_TLS_BRANCH\"\);", "", cfg)
-    return _sub(r"\n\t\t# The dialog's TLS name, read before loose_route.*?\n\t\t\}\n", "\n", cfg)
+    return _sub(r"\n\t\t\t# The top Route is this SBC's \(just checked\).*?\n\t\t\t\t\}\n\t\t\t\}\n", "\n", cfg)
 
 
-def _reply_name_by_range(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
-    """The reply check without its t_check_trans() + $T_req($hdr(Route)) branch (the dialog's name
-    of a reply without Record-Route: then the name comes from the peer's range)."""
-    return _sub(r"\n\t\} else if \(\$tt != \$null && t_check_trans\(\).*?\n\t\}\n", "\n\t}\n", cfg)
+def _no_hmac(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
+    """The dialog name's MAC not computed (the claimed MAC taken as it is): the cost of crypto_hmac_sha256."""
+    return _sub(r"\tcrypto_hmac_sha256\(.*?\n.*?\n", "\t$var(commsgw_tls_mac_want) = $var(commsgw_tls_mac);\n", cfg)
+
+
+def _no_request_checks(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
+    """request_route without the sanity checks and the Request-URI byte check (issue 13)."""
+    cfg = _sub(r"\n\tif \(!sanity_check\(.*?\n\t\}\n", "\n", cfg)
+    return _sub(r"\n\tif \(\$\(ru\{s\.encode\.hexa\}\).*?\n\t\}\n", "\n", cfg)
+
+
+def _no_log_prefix(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
+    """No log_prefix (evaluated for every message)."""
+    return _sub(r"\nlog_prefix=.*?\n", "\n", cfg)
+
+
+def _no_kex(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
+    """Without the kex module (its per-process pkg statistics run on every pkg allocation): is_myself()
+    replaced by a test that the Route exists (unsafe: diagnostic only)."""
+    cfg = _sub(r'\nloadmodule "kex.so"', "", cfg)
+    return _sub(r'is_myself\("\$route_uri"\)', '($route_uri != "")', cfg)
 
 
 def _sub(pattern: str, replacement: str, text: str) -> str:
@@ -152,13 +169,14 @@ def _sub(pattern: str, replacement: str, text: str) -> str:
 # Diagnostic variants of the generated config (--variants), run alongside it to find where its cost
 # comes from; each is the rendered kamailio.cfg with one part taken out (never used for the targets).
 VARIANTS: dict[str, tuple[str, t.Callable[[str, str], str]]] = {
-    "no-reply-check": ("no R-24 host-name check of each TLS reply (onreply_route)", _drop_reply_check),
+    "no-reply-check": ("no R-24 host-name check of each TLS reply (reply_route)", _drop_reply_check),
     "fixed-sni": ("SNI set directly instead of route(COMMSGW_TLS_SNI)", _fixed_sni),
     "no-limits": ("no R-25/R-27 checks in route[FROM_CORE]", _drop_limits),
-    "no-dialog-name": ("no TLS name in the Record-Route / read from the Route (main from 034bc84 on)",
-                       _drop_dialog_name),
-    "reply-name-by-range": ("reply check without t_check_trans() + $T_req($hdr(Route)) (main from 034bc84 on)",
-                            _reply_name_by_range),
+    "no-dialog-name": ("no TLS name in the Record-Route / read from the Route", _drop_dialog_name),
+    "no-hmac": ("dialog names minted and checked without crypto_hmac_sha256", _no_hmac),
+    "no-request-checks": ("no sanity_check and no Request-URI byte check", _no_request_checks),
+    "no-log-prefix": ("no log_prefix", _no_log_prefix),
+    "no-kex": ("no kex module (is_myself replaced: unsafe)", _no_kex),
     "no-tls-script": ("no-reply-check + fixed-sni", lambda cfg, sni: _fixed_sni(_drop_reply_check(cfg, sni), sni)),
 }
 TLS_PREFIX = "127.77"           # the TLS bench's /16: no test uses it
@@ -330,7 +348,8 @@ class ProxyFigures:
     cpu: dict[int, CpuFigures] = dataclasses.field(default_factory=dict)  # offered calls/s -> (d)
     idle_ms_per_s: float = float("nan")
     transport_check: str = ""
-    shm_used_mb: float = float("nan")  # shared memory in use after the run's calls (core.shmmem real_used)
+    shm_start_mb: float = float("nan")  # shared memory in use after the warm-up calls (core.shmmem real_used)
+    shm_max_mb: float = float("nan")  # the most shared memory Kamailio used in the run (core.shmmem max_used)
 
 
 class Rig:
@@ -445,7 +464,9 @@ class Rig:
         kamailio = KamailioProcess(workdir / "cfg" / "kamailio.cfg", workdir, workdir / "run",
                                    resolv_conf=lab.dns.resolv_conf, shared_memory_mb=lab.shared_memory_mb,
                                    rootfs=self.kamailio_runtime.rootfs if self.kamailio_runtime else None,
-                                   binds=[lab.cfg_dir])
+                                   # The configuration and the SBC's secret (ping relay, dialog names), as the lab's.
+                                   binds=[lab.cfg_dir] + ([Path(lab.settings["secret_file"]).parent]
+                                                          if "secret_file" in lab.settings else []))
         return Proxy(name, kamailio, "%s:5060" % core, lambda: lab.reset_peers(kamailio),
                      lambda: self._ready(kamailio), short="v%d" % (index + 1))
 
@@ -631,6 +652,7 @@ def measure_run(rig: Rig, run: int, rates: t.Sequence[int], seconds: float, cpu_
             warm = rig.caller("%s-%s-warm" % (proxy.short, label), workdir, proxy.target).run(
                 40, rate=20, timeout_s=30, recv_timeout_ms=5000)
             figures[proxy.name].transport_check = rig.transport_check(proxy.kamailio)
+            figures[proxy.name].shm_start_mb = shm_mb(proxy.kamailio, "real_used")
             print("    %s (%s): warm-up %d ok, %d failed; %s" % (
                 proxy.name, proxy.short, warm.successful, warm.failed, figures[proxy.name].transport_check))
         measure_idle(proxies, figures)
@@ -643,17 +665,18 @@ def measure_run(rig: Rig, run: int, rates: t.Sequence[int], seconds: float, cpu_
                     caps[-1].add(proxy.kamailio.pids())
             measure_ladder(rig, proxies, figures, label, workdir, rates, seconds, retries, run)
         for proxy in proxies:
-            figures[proxy.name].shm_used_mb = shm_used_mb(proxy.kamailio)
+            figures[proxy.name].shm_max_mb = shm_mb(proxy.kamailio, "max_used")
     finally:
         _all([proxy.kamailio.stop for proxy in proxies] + [rig.stop_peers] + [cap.close for cap in caps])
     return figures
 
 
-def shm_used_mb(kamailio: KamailioProcess) -> float:
-    """Shared memory Kamailio uses now (core.shmmem real_used, MB); NaN when the RPC fails."""
+def shm_mb(kamailio: KamailioProcess, figure: str) -> float:
+    """A figure of Kamailio's shared memory in MB (core.shmmem: real_used now, max_used since the start);
+    NaN when the RPC fails."""
     try:
         answer = kamailio.rpc("core.shmmem") or {}
-        return float(answer["real_used"]) / (1024.0 * 1024.0)
+        return float(answer[figure]) / (1024.0 * 1024.0)
     except (OSError, ValueError, KeyError, TypeError, KamailioError):
         return float("nan")
 
@@ -697,7 +720,7 @@ def print_table(results: list[dict[str, ProxyFigures]], rates: t.Sequence[int], 
     if not results:
         return
     names = [n for n in results[0] if n not in ("generated", "bare")]
-    print("    run  sustained calls/s gen / bare  ratio  %s  idle CPU ms/s gen / bare  shm MB gen / bare   "
+    print("    run  sustained calls/s gen / bare  ratio  %s  idle CPU ms/s gen / bare  shm MB after warm-up, max gen / bare   "
           "ladder gen | bare (x: not sustained)" % "  ".join(
               "CPU ms/call @%d gen / bare  ratio" % rate for rate in cpu_rates))
     for run, figures in enumerate(results, start=1):
@@ -705,9 +728,10 @@ def print_table(results: list[dict[str, ProxyFigures]], rates: t.Sequence[int], 
         cpu = "  ".join("%13.3f / %-6.3f  %5.2f" % (_cpu_ms(rate)(gen), _cpu_ms(rate)(bare),
                                                      _ratio(_cpu_ms(rate)(gen), _cpu_ms(rate)(bare)))
                         for rate in cpu_rates)
-        print("    %3d  %13d / %-5d  %5.2f  %s  %13.1f / %-6.1f  %6.1f / %-6.1f  %s | %s" % (
+        print("    %3d  %13d / %-5d  %5.2f  %s  %13.1f / %-6.1f  %5.1f, %5.1f / %5.1f, %5.1f  %s | %s" % (
             run, gen.sustained, bare.sustained, _ratio(gen.sustained, bare.sustained), cpu, gen.idle_ms_per_s,
-            bare.idle_ms_per_s, gen.shm_used_mb, bare.shm_used_mb, _ladder(gen.steps), _ladder(bare.steps)))
+            bare.idle_ms_per_s, gen.shm_start_mb, gen.shm_max_mb, bare.shm_start_mb, bare.shm_max_mb,
+            _ladder(gen.steps), _ladder(bare.steps)))
         for name, f in figures.items():
             for rate, c in sorted(f.cpu.items()):
                 if c.failed:
@@ -828,7 +852,7 @@ def main() -> int:
     parser.add_argument("--parts", default=None, help="which figures to measure, e.g. 'cd' (default: abcd, tls: cd)")
     parser.add_argument("--rates", default=None, help="offered calls/s climbed in (c), comma-separated "
                         "(default udp: 300,500,...,1400; tls: 1000,1200,1400,1500,...,2400; tls with --kamailio-cpu C: "
-                        "400,500,...,1200 x C / 0.25)")
+                        "400,500,...,2000 x C / 0.25)")
     parser.add_argument("--step-seconds", type=float, default=4.0, help="length of each (c) step")
     parser.add_argument("--cpu-rates", default="100,1000", help="offered calls/s of the (d) measurements, "
                         "comma-separated")
@@ -852,7 +876,7 @@ def main() -> int:
         parser.error("(a) and (b) are measured over UDP only")
     default_rates = ("300,500,600,700,800,850,900,950,1000,1100,1200,1400" if not tls else
                      "1000,1200,1400,1500,1600,1700,1800,1900,2000,2200,2400" if not args.kamailio_cpu else
-                     ",".join(str(int(r * args.kamailio_cpu / 0.25)) for r in range(400, 1300, 100)))
+                     ",".join(str(int(r * args.kamailio_cpu / 0.25)) for r in range(400, 2100, 100)))
     rates = [int(r) for r in (args.rates or default_rates).split(",")]
     rates = rates if "c" in parts else []
     variants = [v for v in args.variants.split(",") if v]

@@ -18,6 +18,7 @@ Lab (Topology block 100): region 1 peers 127.0.110.1 (SRV 10/60), .2 (10/40), .3
 from __future__ import annotations
 
 import copy
+import hashlib
 import re
 import subprocess
 import time
@@ -497,7 +498,7 @@ def test_a_forged_dialog_route_from_outside_every_range_reaches_nobody(peers: Tl
     variants = {
         "the reviewer's Route": ["<sip:%s:5060;lr;cgwtls=wrong.example>" % target],
         "the SBC's Route, name without a MAC": ["<%s;cgwtls=wrong.example>" % sbc],
-        "the SBC's Route, a forged MAC": ["<%s;cgwtls=wrong.example;cgwmac=%s>" % (sbc, "A" * 22)],
+        "the SBC's Route, a forged MAC": ["<%s;cgwtls=wrong.example;cgwmac=%s>" % (sbc, "a" * 33)],
     }
     try:
         replies = {}
@@ -554,7 +555,7 @@ def test_a_retired_peer_ends_its_call_and_nothing_else_passes(peers: TlsLab) -> 
         cert = lab.pki.peers[R1_HOST]
         route = dialog.record_route
         forged = {
-            "forged MAC": in_dialog(dialog, peer, route=[re.sub(r"cgwmac=[^;>]+", "cgwmac=" + "A" * 22, r)
+            "forged MAC": in_dialog(dialog, peer, route=[re.sub(r"cgwmac=[^;>]+", "cgwmac=" + "a" * 33, r)
                                                          for r in route]),
             "no MAC": in_dialog(dialog, peer, route=[re.sub(r";cgwmac=[^;>]+", "", r) for r in route]),
             "MAC of another Call-ID": in_dialog(dialog, peer, call_id="other-" + dialog.call_id),
@@ -580,9 +581,22 @@ def test_a_retired_peer_ends_its_call_and_nothing_else_passes(peers: TlsLab) -> 
     assert expired == 403
     assert status(ended.reply) == 200, (ended, lab.kamailio.log_tail(20) if lab.kamailio else "")
     assert len(byes) == 1 and dialog.call_id.encode() in byes[0], byes
-    # The SBC recorded the peer's name and its MAC (22 base64url characters) in both of its Record-Routes.
-    assert all(re.search(r";cgwtls=%s;cgwmac=[A-Za-z0-9_-]{22}[;>]" % re.escape(R1_HOST), rr)
-               for rr in dialog.record_route), dialog.record_route
+    # The SBC recorded the peer's name and its MAC in both of its Record-Routes: NMAC-SHA256 with the key of
+    # its secret file, as docs/kamailio-tls.md describes it (the key is used, the construction is that one).
+    mac = dialog_mac(lab.secret_dir / "secret.cfg", dialog.call_id, R1_HOST)
+    assert all(re.search(r";cgwtls=%s;cgwmac=%s[;>]" % (re.escape(R1_HOST), mac), rr)
+               for rr in dialog.record_route), (mac, dialog.record_route)
+
+
+def dialog_mac(secret_file: Path, call_id: str, name: str) -> str:
+    """The dialog-name MAC docs/kamailio-tls.md describes, computed here from the SBC's secret file: the first
+    33 hex digits of SHA-256(outer key + SHA-256(key + "<Call-ID>|<name>")), the outer key SHA-256 of
+    "commsgw-dialog-mac-outer-key|<key>" (keys and digests as lowercase hex)."""
+    key = re.search(r"!COMMSGW_DIALOG_KEY!([0-9a-f]{64})!", secret_file.read_text())
+    assert key, "no dialog key in %s" % secret_file
+    outer = hashlib.sha256(("commsgw-dialog-mac-outer-key|" + key.group(1)).encode()).hexdigest()
+    inner = hashlib.sha256((key.group(1) + call_id + "|" + name).encode()).hexdigest()
+    return hashlib.sha256((outer + inner).encode()).hexdigest()[:33]
 
 
 # An unprivileged local user's OPTIONS to the ping relay (argv: bind address, relay address and port, ACG

@@ -240,14 +240,19 @@ def test_the_secret_is_imported_never_rendered() -> None:
     files = render_kamailio(_plan(), SETTINGS, "6.0.1")
     cfg = files["kamailio.cfg"]
     assert 'import_file "/var/lib/kamailio-commsgw/secret.cfg"' in cfg and not re.search(r"^include_file", cfg, re.M)
-    assert 'loadmodule "crypto.so"' in cfg
+    assert 'loadmodule "crypto.so"' not in cfg  # Kamailio's own SHA-256, not OpenSSL's HMAC() (issue 25)
     assert cfg.index('import_file "/var/lib/kamailio-commsgw/secret.cfg"') < cfg.index("COMMSGW_TLS_MAC")
     assert not any(re.search(r"[0-9a-f]{32}", text) for text in files.values())  # no key material anywhere
     mac = re.search(r"^#!ifdef COMMSGW_DIALOG_KEY\n\n.*?^route\[COMMSGW_TLS_MAC\] \{\n(.*?)^\}\n#!endif", cfg,
                     re.S | re.M)
     assert mac, "route COMMSGW_TLS_MAC exists only with the key"
-    assert 'crypto_hmac_sha256("$ci|$var(commsgw_tls_claim)", "COMMSGW_DIALOG_KEY", "$var(commsgw_tls_mac_want)")' \
-        in mac.group(1) and "{s.substr,0,22}" in mac.group(1)
+    # NMAC-SHA256: the outer key derived from the key once per process, SHA-256(outer + SHA-256(key + Call-ID|name)).
+    body = mac.group(1)
+    assert body.index('$var(commsgw_tls_key_out) = "commsgw-dialog-mac-outer-key|COMMSGW_DIALOG_KEY";') \
+        < body.index("$var(commsgw_tls_key_out) = $(var(commsgw_tls_key_out){s.sha256});") \
+        < body.index('$var(commsgw_tls_mac_want) = "COMMSGW_DIALOG_KEY" + $ci + "|" + $var(commsgw_tls_claim);') \
+        < body.index("$var(commsgw_tls_mac_want) = $var(commsgw_tls_key_out) + $(var(commsgw_tls_mac_want){s.sha256});") \
+        < body.index("$var(commsgw_tls_mac_want) = $(var(commsgw_tls_mac_want){s.sha256}{s.substr,0,33});")
     for reader in ("COMMSGW_TLS_NAME_IN_URI", "COMMSGW_TLS_NAME_IN_ROUTE"):
         name = _route(cfg, reader)
         assert name.index("#!ifdef COMMSGW_DIALOG_KEY") < name.index("if (!route(COMMSGW_TLS_BELIEVE)) {") \
