@@ -26,6 +26,9 @@ tm + t_relay to one peer over TLS with SNI ($xavp(tls=>server_name)), with the s
 Addresses: 127.77.0.0/16, used by nothing else. Each proxy's TLS connection to the peer is shown
 from its tls.list (SNI, cipher); the peer listens on TCP only, so a completed call went over TLS.
 
+After each run: Kamailio's shared memory after the warm-up and at most (core.shmmem) and the private memory
+of its most used process (pkg.stats): the figures behind docs/kamailio-sizing.md. Both proxies start with
+the shared memory the rendered kamailio.cfg was sized for (shm_mem_size).
 (c) is meant to run with --kamailio-cpu (e.g. 0.25 cores, cgroup CPU quota on every Kamailio process):
 Kamailio, not SIPp or the shared machine, is then what runs out; an uncapped ladder only measures the
 rig, and the bench says so.
@@ -136,8 +139,9 @@ def _drop_dialog_name(cfg: str, sni: str) -> str:  # pylint: disable=unused-argu
 
 
 def _no_hmac(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
-    """The dialog name's MAC not computed (the claimed MAC taken as it is): the cost of crypto_hmac_sha256."""
-    return _sub(r"\tcrypto_hmac_sha256\(.*?\n.*?\n", "\t$var(commsgw_tls_mac_want) = $var(commsgw_tls_mac);\n", cfg)
+    """The dialog name's MAC not computed (the claimed MAC taken as it is): the cost of its HMAC-SHA256."""
+    return _sub(r"\t\$var\(commsgw_tls_mac_want\) = \$var\(commsgw_tls_ipad_key\).*?\n.*?\n.*?\n",
+                "\t$var(commsgw_tls_mac_want) = $var(commsgw_tls_mac);\n", cfg)
 
 
 def _no_request_checks(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
@@ -173,7 +177,7 @@ VARIANTS: dict[str, tuple[str, t.Callable[[str, str], str]]] = {
     "fixed-sni": ("SNI set directly instead of route(COMMSGW_TLS_SNI)", _fixed_sni),
     "no-limits": ("no R-25/R-27 checks in route[FROM_CORE]", _drop_limits),
     "no-dialog-name": ("no TLS name in the Record-Route / read from the Route", _drop_dialog_name),
-    "no-hmac": ("dialog names minted and checked without crypto_hmac_sha256", _no_hmac),
+    "no-hmac": ("dialog names minted and checked without their HMAC-SHA256", _no_hmac),
     "no-request-checks": ("no sanity_check and no Request-URI byte check", _no_request_checks),
     "no-log-prefix": ("no log_prefix", _no_log_prefix),
     "no-kex": ("no kex module (is_myself replaced: unsafe)", _no_kex),
@@ -350,6 +354,7 @@ class ProxyFigures:
     transport_check: str = ""
     shm_start_mb: float = float("nan")  # shared memory in use after the warm-up calls (core.shmmem real_used)
     shm_max_mb: float = float("nan")  # the most shared memory Kamailio used in the run (core.shmmem max_used)
+    pkg_max_mb: float = float("nan")  # the most private memory one process uses after the run (pkg.stats real_used)
 
 
 class Rig:
@@ -383,8 +388,8 @@ class Rig:
                 "acg_listen": {"address": topo.sbc_acg, "port": SBC_TLS_PORT},
                 "tls": {"certificate": str(self.pki.sbc.chain), "private_key": str(self.pki.sbc.key),
                         "ca_bundle": str(self.pki.acg_ca.cert)}})
-        # Shared memory as the collection sets it for this transport (512 MB with TLS), for every proxy.
-        self.lab.shared_memory_mb = normalise_sbc_settings(self.lab.settings, transport)["shared_memory_mb"]
+        # Shared memory as the collection sets it (sized from the plan: set in prepare()), for every proxy.
+        self.lab.shared_memory_mb = normalise_sbc_settings(self.lab.settings, transport)["shared_memory_mb"] or 0
         self.bare_dir = work / "bare"
         self.bare_core = topo.net(32, 1)
         self.bare_acg = topo.net(33, 1)
@@ -399,6 +404,11 @@ class Rig:
     def prepare(self) -> None:
         """DNS + render for the generated config, then the bare proxy's files (same tls.cfg)."""
         self.lab.prepare()
+        assert self.lab.kamailio is not None
+        # The shared memory the role starts Kamailio with: the rendered figure (shm_mem_size), for every proxy.
+        sized = re.search(r"^shm_mem_size=([0-9]+)$", self.lab.files["kamailio.cfg"], re.M)
+        if sized:
+            self.lab.shared_memory_mb = self.lab.kamailio.shared_memory_mb = int(sized.group(1))
         (self.bare_dir / "run").mkdir(parents=True, exist_ok=True)
         values: dict[str, t.Any] = {
             "debug": _rendered_debug(self.lab.files["kamailio.cfg"]),
@@ -666,9 +676,19 @@ def measure_run(rig: Rig, run: int, rates: t.Sequence[int], seconds: float, cpu_
             measure_ladder(rig, proxies, figures, label, workdir, rates, seconds, retries, run)
         for proxy in proxies:
             figures[proxy.name].shm_max_mb = shm_mb(proxy.kamailio, "max_used")
+            figures[proxy.name].pkg_max_mb = pkg_max_mb(proxy.kamailio)
     finally:
         _all([proxy.kamailio.stop for proxy in proxies] + [rig.stop_peers] + [cap.close for cap in caps])
     return figures
+
+
+def pkg_max_mb(kamailio: KamailioProcess) -> float:
+    """The private memory of Kamailio's most used process in MB (pkg.stats real_used); NaN when the RPC fails."""
+    try:
+        answer = kamailio.rpc("pkg.stats") or []
+        return max(float(p["real_used"]) for p in (answer if isinstance(answer, list) else [answer])) / 1048576.0
+    except (OSError, ValueError, KeyError, TypeError, KamailioError):
+        return float("nan")
 
 
 def shm_mb(kamailio: KamailioProcess, figure: str) -> float:
@@ -720,18 +740,18 @@ def print_table(results: list[dict[str, ProxyFigures]], rates: t.Sequence[int], 
     if not results:
         return
     names = [n for n in results[0] if n not in ("generated", "bare")]
-    print("    run  sustained calls/s gen / bare  ratio  %s  idle CPU ms/s gen / bare  shm MB after warm-up, max gen / bare   "
-          "ladder gen | bare (x: not sustained)" % "  ".join(
+    print("    run  sustained calls/s gen / bare  ratio  %s  idle CPU ms/s gen / bare  shm MB after warm-up, max gen / bare"
+          "  pkg MB max gen / bare  ladder gen | bare (x: not sustained)" % "  ".join(
               "CPU ms/call @%d gen / bare  ratio" % rate for rate in cpu_rates))
     for run, figures in enumerate(results, start=1):
         gen, bare = figures["generated"], figures["bare"]
         cpu = "  ".join("%13.3f / %-6.3f  %5.2f" % (_cpu_ms(rate)(gen), _cpu_ms(rate)(bare),
                                                      _ratio(_cpu_ms(rate)(gen), _cpu_ms(rate)(bare)))
                         for rate in cpu_rates)
-        print("    %3d  %13d / %-5d  %5.2f  %s  %13.1f / %-6.1f  %5.1f, %5.1f / %5.1f, %5.1f  %s | %s" % (
+        print("    %3d  %13d / %-5d  %5.2f  %s  %13.1f / %-6.1f  %5.1f, %5.1f / %5.1f, %5.1f  %5.2f / %-5.2f  %s | %s" % (
             run, gen.sustained, bare.sustained, _ratio(gen.sustained, bare.sustained), cpu, gen.idle_ms_per_s,
             bare.idle_ms_per_s, gen.shm_start_mb, gen.shm_max_mb, bare.shm_start_mb, bare.shm_max_mb,
-            _ladder(gen.steps), _ladder(bare.steps)))
+            gen.pkg_max_mb, bare.pkg_max_mb, _ladder(gen.steps), _ladder(bare.steps)))
         for name, f in figures.items():
             for rate, c in sorted(f.cpu.items()):
                 if c.failed:
