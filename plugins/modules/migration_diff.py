@@ -135,8 +135,6 @@ latest_backup:
   type: str
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.migration import transition as migration
 from ansible_collections.commsgw.routing.plugins.module_utils.host.lease import state_dir_for
