@@ -29,7 +29,7 @@ from harness.tools import needs
 
 pytestmark = [pytest.mark.integration, needs("unshare")]
 
-ADDRESS = "127.0.99.1"  # one UDP listener; the port is chosen free at start
+ADDRESS = "127.0.0.1"  # one UDP listener on a port chosen free at start (127.0.0.x: every test's own ports)
 SETTINGS: dict[str, t.Any] = {
     "acg_listen": {"address": "192.0.2.10"}, "core_listen": {"address": "10.0.0.10", "port": 5070},
     "core_next_hop": "10.0.0.20:5060", "allow_tls_on_unfixed_kamailio": True,
