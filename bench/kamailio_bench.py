@@ -745,9 +745,9 @@ def print_table(results: list[dict[str, ProxyFigures]], rates: t.Sequence[int], 
               "CPU ms/call @%d gen / bare  ratio" % rate for rate in cpu_rates))
     for run, figures in enumerate(results, start=1):
         gen, bare = figures["generated"], figures["bare"]
-        cpu = "  ".join("%13.3f / %-6.3f  %5.2f" % (_cpu_ms(rate)(gen), _cpu_ms(rate)(bare),
-                                                     _ratio(_cpu_ms(rate)(gen), _cpu_ms(rate)(bare)))
-                        for rate in cpu_rates)
+        cpu = "  ".join("%13.3f / %-6.3f  %5.2f" % (
+            _cpu_ms(rate)(gen), _cpu_ms(rate)(bare), _ratio(_cpu_ms(rate)(gen), _cpu_ms(rate)(bare)))
+            for rate in cpu_rates)
         print("    %3d  %13d / %-5d  %5.2f  %s  %13.1f / %-6.1f  %5.1f, %5.1f / %5.1f, %5.1f  %5.2f / %-5.2f  %s | %s" % (
             run, gen.sustained, bare.sustained, _ratio(gen.sustained, bare.sustained), cpu, gen.idle_ms_per_s,
             bare.idle_ms_per_s, gen.shm_start_mb, gen.shm_max_mb, bare.shm_start_mb, bare.shm_max_mb,

@@ -24,7 +24,7 @@ from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render im
 from tests.unit.kamailio.test_kamailio_tls_render import SETTINGS, _plan
 
 # Keys whose bytes make NULs in the pads (0x36, 0x5c), the byte values Kamailio strings might mishandle.
-KEYS = [secrets.token_bytes(32) for _ in range(4)] + [bytes([0x36, 0x5c, 0x00, 0xff] * 8), b"\x00" * 32]
+KEYS = [secrets.token_bytes(32) for _key in range(4)] + [bytes([0x36, 0x5c, 0x00, 0xff] * 8), b"\x00" * 32]
 MESSAGES = [b"", b"14:r1.example.com:abc@host", bytes(range(256)), b"x" * 1000]
 
 
@@ -83,7 +83,7 @@ _TERM = re.compile(r'\s*(?:"(?P<lit>[^"]*)"|(?P<int>[0-9]+)|\$ci|\$var\((?P<var>
 
 
 def _transform(value: t.Union[bytes, int], transformation: str) -> t.Union[bytes, int]:
-    name, _, args = transformation.partition(",")
+    name, _comma, args = transformation.partition(",")
     assert isinstance(value, bytes)
     if name == "s.decode.hexa":
         return bytes.fromhex(value.decode("ascii"))
