@@ -34,8 +34,7 @@ DEFAULT_RUN_DIR = "/run/kamailio"
 # The account Kamailio runs as (Debian's unit: User=kamailio); kamailio_user / run_as_user everywhere.
 DEFAULT_KAMAILIO_USER = "kamailio"
 # Kamailio's memory (-m / -M, MiB): commsgw_sbc's defaults and the modules' (kamailio_config, kamailio_service).
-DEFAULT_SHARED_MEMORY_MB = 128
-DEFAULT_TLS_SHARED_MEMORY_MB = 512  # OpenSSL contexts need it
+DEFAULT_SHARED_MEMORY_MB = 128  # the modules' default; the role passes the figure sized from the plan (kamailio.sizing)
 DEFAULT_PRIVATE_MEMORY_MB = 8  # Kamailio's own default
 # jsonrpcs defaults (both transports are on unless the cfg says otherwise).
 DEFAULT_SOCKET_NAME = "kamailio_rpc.sock"
