@@ -10,7 +10,7 @@ before the split, so existing inventories stay valid:
 ``shared_memory_mb``      default 512 with TLS (OpenSSL contexts need it), 128 otherwise.
 ``private_memory_mb``     default 8 (Kamailio's own default).
 ``udp_workers``           default 4: SIP worker processes per UDP socket.
-``tcp_workers``           default 2. With TLS keep it low or use ECDSA client keys (see the notes on
+``tcp_workers``           default 2. With TLS keep it low or use ECDSA client keys (docs/kamailio-notes.md:
                           RSA signatures with several TCP workers).
 ``allow_tls_on_unfixed_kamailio``  default false: the documented override to render TLS for a
                           Kamailio older than 5.7.5 (memory corruption under OpenSSL 3).
