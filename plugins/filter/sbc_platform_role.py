@@ -13,7 +13,7 @@ description:
   - An unregistered platform is an error naming C(commsgw_sbc_platform) and listing the registered ones.
 options:
   _input:
-    description: The platform name; empty or null means the default platform (V(kamailio)).
+    description: The platform name; empty or null means the collection's default platform.
     type: str
     required: true
 """
@@ -26,7 +26,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: The role's FQCN, for example V(commsgw.routing.kamailio).
+  description: The role's FQCN.
   type: str
 """
 

@@ -303,7 +303,7 @@ def _target(module, result, state_dir):
 
 def _add_pending(module, result, state_dir):
     """Adds what an earlier run left pending (unless Kamailio restarted since) to what this run needs."""
-    result["pending"] = left = pending(state_dir, os.path.join(module.params["run_dir"], "kamailio.pid"))
+    result["pending"] = left = pending(state_dir, os.path.join(module.params["run_dir"], "kamailio.pid"), b"kamailio")
     if left:
         result["restart_required"] = result["restart_required"] or left["restart"]
         wanted = set(result["reload"]) | set(left["reload"])

@@ -32,10 +32,9 @@ import re
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import Findings
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
-    DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB,
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
+    DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SECRET_FILE, DEFAULT_SHARED_MEMORY_MB,
     DEFAULT_TLS_SHARED_MEMORY_MB)
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.secret import DEFAULT_SECRET_FILE
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.fields import abs_path, bool_field, int_fields
 
 _INT_RANGES: dict[str, tuple[int, int]] = {
