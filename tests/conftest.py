@@ -10,8 +10,10 @@ which exists only after scripts/test ran; on a fresh clone this file creates the
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
+import re
 import shutil
 import sys
 import typing as t
@@ -75,6 +77,58 @@ def silent_nameserver() -> t.Iterator[SilentNameserver]:
         yield server
     finally:
         server.stop()
+
+
+# -- parallel runs (pytest-xdist, scripts/test: -n N --dist loadscope) ------------------------------------
+# A module's tests share module fixtures and the module's own loopback block, so a module is one unit
+# of work (pytest_xdist_make_scheduler below). Modules that must not run side by side name a shared
+# xdist_group in their pytestmark: the production-shaped SBC hosts ("sbc-hosts", the systemd-nspawn
+# suites, whose guests' names and the CPU their boots take are shared). tests/unit/test_parallel_safety.py
+# checks that modules in different groups use different fixed addresses and guest names.
+SBC_HOSTS_GROUP = "sbc-hosts"
+
+
+def _run_order(item: pytest.Item) -> int:
+    """Longest work first, so that no long module starts last: the SBC host suites (minutes each), then
+    the integration modules, then the unit tests (seconds)."""
+    groups = {mark.args[0] if mark.args else mark.kwargs.get("name") for mark in item.iter_markers("xdist_group")}
+    if SBC_HOSTS_GROUP in groups:
+        return 0
+    return 1 if item.nodeid.startswith("tests/integration/") else 2
+
+
+_GROUP_MARK = re.compile(r"xdist_group\(\s*(?:name\s*=\s*)?[\"']([^\"']+)[\"']")
+
+
+@functools.lru_cache(maxsize=None)
+def _named_group(module: str) -> str | None:
+    """The xdist_group a test module names in its source (pytestmark), read by path: the controller
+    process schedules by node id and never imports the modules."""
+    path = Path(__file__).resolve().parent.parent / module
+    found = _GROUP_MARK.findall(path.read_text(encoding="utf-8")) if path.is_file() else []
+    return found[0] if found else None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: t.Any) -> t.Any:
+    """One module is one unit of work, and the modules that name a group (the SBC host suites) are one
+    unit between them. xdist's own --dist loadgroup does this by renaming node ids on the workers, which
+    pytest 9.2 no longer lets a plugin do (Node.nodeid is derived, not stored): its groups were silently
+    ignored and the SBC host suites ran side by side."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return _named_group(module) or module
+
+    return ModuleScheduling(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)  # before any other plugin orders the items
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # A stable sort: the order inside each module stays as written (module fixtures, ordered scenarios).
+    items.sort(key=_run_order)
 
 
 @pytest.hookimpl(hookwrapper=True)

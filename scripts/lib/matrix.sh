@@ -75,8 +75,10 @@ commsgw_matrix_venv() {
 # The unit tests that run Ansible's own code (modules, action and filter plugins, ansible.module_utils);
 # the rest is plain Python, the same on every core, and runs in the pytest stage. Set
 # COMMSGW_MATRIX_UNIT=all for the whole of tests/unit (about 2-4 minutes more per core).
-COMMSGW_MATRIX_UNIT_TESTS=(core_policy kamailio_tls_render kamailio_view mcp migration refresher region_catalog
-                           srv_hostile validation)
+# Paths below tests/unit (which mirrors plugins/module_utils' rooms).
+COMMSGW_MATRIX_UNIT_TESTS=(plan/test_core_policy kamailio/test_kamailio_tls_render kamailio/test_kamailio_view
+                           plan/test_mcp migration/test_migration kamailio/test_refresher
+                           inventory/test_region_catalog srv/test_srv_hostile validation/test_validation)
 
 # commsgw_matrix_run NAME PYTHON CORE: the offline suite on one core; non-zero when any part failed.
 commsgw_matrix_run() {
@@ -86,7 +88,7 @@ commsgw_matrix_run() {
         units=(tests/unit)
     else
         for test in "${COMMSGW_MATRIX_UNIT_TESTS[@]}"; do
-            units+=("tests/unit/test_$test.py")
+            units+=("tests/unit/$test.py")
         done
     fi
     (
@@ -107,7 +109,12 @@ commsgw_matrix_run() {
                       --deselect tests/unit/kamailio/test_refresher.py::test_reply_dir_open_to_everyone_is_refused
                       --deselect tests/unit/kamailio/test_rpc_local_users.py::test_a_member_of_kamailios_group_gets_its_answer)
         fi
-        "$venv/bin/python" -m pytest -q -p no:cacheprovider --basetemp="$COMMSGW_ROOT/tests/output/matrix-$name" \
+        # Temporary files under /tmp, not in the checkout: a deep checkout path would push the tests' UNIX
+        # socket paths past sun_path's 108 bytes.
+        local basetemp
+        basetemp="$(mktemp -d "/tmp/commsgw-matrix-$name.XXXXXX")"
+        trap 'rm -rf "$basetemp"' EXIT
+        "$venv/bin/python" -m pytest -q -p no:cacheprovider --basetemp="$basetemp/pytest" \
             "${deselect[@]}" tests/matrix "${units[@]}" || exit 1
         molecule test || exit 1
     ) || rc=1

@@ -100,6 +100,19 @@ commsgw_link_collection() {
     commsgw_log "collection: linked $link -> $COMMSGW_ROOT"
 }
 
+# Where scripts/lab keeps its files when COMMSGW_LAB_DIR is not set: .lab/ at the top of the checkout,
+# unless the checkout's path cannot hold a lab. The SBC paths under it go into Kamailio's configuration,
+# which takes no space or quote in a path (validation refuses them), and hold Kamailio's UNIX sockets
+# (.../sbc/<host>/run/kamailio_rpc.sock, at most 108 bytes); such a checkout's lab lives under
+# /var/lib/commsgw-lab/<hash of the checkout's path> (root's, as the lab's Kamailio runs as root).
+commsgw_lab_dir() {
+    local dir="$COMMSGW_ROOT/.lab"
+    if [[ "$dir" =~ [[:space:]\"\'\\] ]] || [ "${#dir}" -gt 64 ]; then
+        dir="/var/lib/commsgw-lab/$(printf '%s' "$COMMSGW_ROOT" | sha256sum | cut -c1-12)"
+    fi
+    printf '%s\n' "$dir"
+}
+
 # Everything a command needs before it runs: packages, venv, collection path, environment.
 commsgw_setup() {
     local requirements="$1"

@@ -364,28 +364,39 @@ class Topology:
 
 
 BLOCK_LOCK_DIR = Path("/tmp/commsgw-kamailio-lab")
-# Third-octet offsets a lab may use (addresses 127.0.(10..31)+offset.x); other helpers' tests use
-# +100 and +150, so these stay below.
-LAB_BLOCKS = (0, 25, 50, 75)
+# Third-octet offsets a lab may use (addresses 127.0.(10..32)+offset.x); other helpers' tests use
+# +100 and +150, so these stay below. Not 50: its 127.0.60-82.x are scripts/lab's (inventory/demo), whose
+# core side udp:127.0.80.1:5060 is block 50's SBC core socket; test_lab runs beside these modules
+# (tests/unit/test_parallel_safety.py keeps the blocks off every module's fixed addresses).
+LAB_BLOCKS = (0, 7, 25, 75)
+
+
+BLOCK_WAIT_S = 600.0
 
 
 class BlockLease:
-    """An exclusive claim on one Topology block across processes (flock, freed on close/exit)."""
+    """An exclusive claim on one Topology block across processes (flock, freed on close/exit). When every
+    block is taken (parallel pytest workers, another run, the bench), waits up to ``wait_s`` for one."""
 
-    def __init__(self, blocks: t.Sequence[int] = LAB_BLOCKS) -> None:
+    def __init__(self, blocks: t.Sequence[int] = LAB_BLOCKS, wait_s: float = BLOCK_WAIT_S) -> None:
         import fcntl
         BLOCK_LOCK_DIR.mkdir(parents=True, exist_ok=True)
-        for block in blocks:
-            fd = os.open(str(BLOCK_LOCK_DIR / ("block-%d.lock" % block)), os.O_CREAT | os.O_RDWR, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
-                continue
-            self.block = block
-            self._fd = fd
-            return
-        raise KamailioError("every lab address block %s is in use by another test run" % (list(blocks),))
+        deadline = time.monotonic() + wait_s
+        while True:
+            for block in blocks:
+                fd = os.open(str(BLOCK_LOCK_DIR / ("block-%d.lock" % block)), os.O_CREAT | os.O_RDWR, 0o644)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    os.close(fd)
+                    continue
+                self.block = block
+                self._fd = fd
+                return
+            if time.monotonic() >= deadline:
+                raise KamailioError("every lab address block %s stayed in use by other tests for %.0f s"
+                                    % (list(blocks), wait_s))
+            time.sleep(0.5)
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -67,6 +67,41 @@ def tmpfs(path: Path, options: str) -> t.Iterator[Path]:
         subprocess.run(["umount", "-l", str(path)], check=False, timeout=30)
 
 
+# A private, empty /tmp for the command that follows (argv), the way systemd's PrivateTmp= gives a service
+# one, in a mount namespace of its own. The machine's /tmp is bound at $1 (outside /tmp) while the paths
+# that follow the count $2 are bound back at their places, then unmounted there: only those stay visible.
+_PRIVATE_TMP_SCRIPT = """set -eu
+host_tmp=$1; count=$2; shift 2
+mount --bind /tmp "$host_tmp"
+mount -t tmpfs -o mode=1777 commsgw-private-tmp /tmp
+umask 022
+while [ "$count" -gt 0 ]; do
+    mkdir -p "$1"
+    mount --bind "$host_tmp${1#/tmp}" "$1"
+    shift; count=$((count - 1))
+done
+umount -l "$host_tmp"
+exec "$@"
+"""
+
+
+def interpreter_paths_under_tmp() -> list[str]:
+    """The directories this test run's Python needs (its venv, its installation) that lie under /tmp: a
+    checkout cloned under /tmp has its .venv there."""
+    paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}
+    under = sorted(p for p in paths if p.startswith("/tmp/"))
+    return [p for p in under if not any(p.startswith(other + "/") for other in under)]
+
+
+def private_tmp(outside: Path) -> list[str]:
+    """argv prefix: what follows runs as root with a private, empty /tmp (as systemd's PrivateTmp= gives a
+    service), and still finds this test run's interpreter when the checkout lives under /tmp. ``outside``: an
+    empty directory outside /tmp (the machine's /tmp is bound there for a moment)."""
+    keep = interpreter_paths_under_tmp()
+    return ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", _PRIVATE_TMP_SCRIPT, "sh",
+            str(outside), str(len(keep)), *keep]
+
+
 def fill(directory: Path, leave_bytes: int = 0) -> Path:
     """Fill the filesystem of ``directory`` with one file, then give ``leave_bytes`` back (whole pages)."""
     filler = directory / "filler.bin"

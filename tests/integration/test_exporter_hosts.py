@@ -34,7 +34,9 @@ from harness.sbc_hosts import Guest, SbcHostLab
 from harness.tools import needs
 from integration.test_production_hosts import Hosts, _install_tls_files, _play, _recap, _sbc, _write_inventory
 
-pytestmark = [pytest.mark.integration, needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh", "openssl")]
+# One SBC host suite at a time (tests/conftest.py: test_production_hosts has a guest of the same name).
+pytestmark = [pytest.mark.integration, needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh", "openssl"),
+              pytest.mark.xdist_group("sbc-hosts")]
 
 BRIDGE = "cgwexp0"
 SUBNET = "10.218.0.0/24"

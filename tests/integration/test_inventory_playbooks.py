@@ -220,7 +220,7 @@ def test_a_nameserver_given_as_a_string_is_used_with_a_warning(
     _no_filter_failure(out)
     # The string's nameserver was the one asked: the right side of the split horizon.
     if play == "render.yml":
-        assert RIGHT_PEER in (render / "sbc-t13-1" / "dispatcher.list").read_text()
+        assert RIGHT_PEER in (render / "sbc-t13-1" / "peers" / "dispatcher.list").read_text()  # render.yml: peers/
     else:
         assert RIGHT_PEER in out and WRONG_PEER not in out, out[-4000:]
 

@@ -8,7 +8,7 @@ is built from them and rendered, the machine's Kamailio runs it, SIPp plays the 
 MCPs, the operator core (caller) and the "continue" next hop. Assertions are on what each peer
 actually received.
 
-Topology (block 92, third octets 102..123, away from the conformance blocks 0/25/50/75, K2's 100
+Topology (block 92, third octets 102..123, away from the conformance blocks 0/7/25/75, K2's 100
 and P's 150): region 1 SBC peers 127.0.102.1/.2, MCP of region 1 127.0.102.9; region 2 SBC peer
 127.0.103.1/.2, MCP of region 2 127.0.103.9. SRV _sip._tls.mcp-region1 lists MCP1 (prio 10) and
 MCP2 (prio 20); _sip._tls.mcp-region2 the other way round (R-18). SBC ACG side 127.0.112.1, core side

@@ -78,7 +78,9 @@ def lab_acg(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[dict[str, t.
                  # No Kamailio runs in this lab: point the SBC view at an empty directory.
                  "commsgw_probe_sbc_options": {"config_dir": str(work / "no-kamailio"),
                                                "run_dir": str(work / "no-kamailio")},
-                 "commsgw_probe_report_dir": str(work / "reports")}
+                 "commsgw_probe_report_dir": str(work / "reports"),
+                 # The inventory's default lab dir is the checkout's .lab: SBC paths may hold no space, a clone's may.
+                 "commsgw_lab_dir": str(work / "lab")}
         if "commsgw_sbc" not in _lab_host_vars():
             # The shipped lab inventory does not (yet) set the SBC's own settings that validation requires.
             extra["commsgw_sbc"] = {

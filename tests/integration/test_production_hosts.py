@@ -37,7 +37,8 @@ from harness.sbc_hosts import Guest, SbcHostLab
 from harness.sipp import SippCaller, SippPeer
 from harness.tools import needs
 
-pytestmark = needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh")
+# One SBC host suite at a time (tests/conftest.py: guest names and the CPU of their boots are shared).
+pytestmark = [needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh"), pytest.mark.xdist_group("sbc-hosts")]
 
 ROOT = Path(__file__).resolve().parents[2]
 BRIDGE = "cgwprod0"

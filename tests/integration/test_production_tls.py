@@ -57,7 +57,9 @@ from integration.test_production_hosts import (
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.readback import dispatcher_states
 
-pytestmark = [pytest.mark.integration, needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh")]
+# One SBC host suite at a time (tests/conftest.py).
+pytestmark = [pytest.mark.integration, needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh"),
+              pytest.mark.xdist_group("sbc-hosts")]
 
 BRIDGE = "cgwtls0"
 SUBNET = "10.216.0.0/24"

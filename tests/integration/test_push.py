@@ -270,6 +270,7 @@ def test_a_push_onto_a_full_disk_leaves_the_sbc_all_old_and_serving(sbc: Sbc) ->
     pid = sbc.pid()
     keep = sbc.tmp / "etc-before-tmpfs"
     shutil.copytree(sbc.etc, keep, symlinks=True)
+
     def files_now() -> dict[str, bytes]:
         # The rendered files by name, dispatcher.list from peers/ (where the push puts it).
         return {p.name: p.read_bytes() for d in (sbc.etc, sbc.etc / "peers") if d.is_dir()

@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.harness.dns import DnsServer  # noqa: E402
 from tests.harness.refresher_install import install_refresher  # noqa: E402
+from tests.harness.tools import private_tmp  # noqa: E402
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # noqa: E402
     JsonRpc, RpcEndpoints, RpcError)
@@ -292,9 +293,8 @@ def test_unprivileged_refresher_changes_only_the_peer_list(box: Box) -> None:
         assert {name: (etc / name).read_bytes() for name in before} == before
         _peers(box.dns, {"p1.acg-lab.commsgw.test": "127.0.213.1", "p4.acg-lab.commsgw.test": "127.0.213.4"})
         # A private /tmp (PrivateTmp=): the reply address must not depend on a file there.
-        private_tmp = ["unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
-                       'mount -t tmpfs -o mode=1777 commsgw-private-tmp /tmp && exec "$@"', "sh"]
-        run_ = subprocess.run(private_tmp + _as(REF_ID, REF_ID, [RPC_ID], [
+        (base / "host-tmp").mkdir()
+        run_ = subprocess.run(private_tmp(base / "host-tmp") + _as(REF_ID, REF_ID, [RPC_ID], [
             sys.executable, str(d["lib"] / "commsgw-srv-refresh"), "--spec", str(d["spec"]),
             "--force", "--allowed-dir", str(etc / "peers"), "--allowed-dir", str(run), "--state-dir", str(etc / "peers"),
             "--kamailio-user", str(KAM_ID), "--nameserver", box.dns.address, "--dns-timeout", "2"]),

@@ -29,6 +29,7 @@ pytestmark = [
     pytest.mark.integration,
     needs("systemd-nspawn", "debootstrap", "ssh", "ssh-keygen", "zstd", "openssl", "unshare"),
     pytest.mark.skipif(os.geteuid() != 0, reason="bridges, cgroups and systemd-nspawn need root"),
+    pytest.mark.xdist_group("sbc-hosts"),  # one SBC host suite at a time (tests/conftest.py)
 ]
 
 REPO = Path(__file__).resolve().parents[2]

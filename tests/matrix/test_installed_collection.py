@@ -128,4 +128,4 @@ def test_render_with_a_given_kamailio_version(installed: dict[str, str], knot: D
     for host in hosts:
         cfg = (tmp_path / host / "kamailio.cfg").read_text()
         assert "# Kamailio %s." % KAMAILIO_VERSION in cfg, cfg[:400]
-        assert (tmp_path / host / "dispatcher.list").read_text().strip()
+        assert (tmp_path / host / "peers" / "dispatcher.list").read_text().strip()
