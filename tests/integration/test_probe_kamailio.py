@@ -66,13 +66,13 @@ def lab_options(lab: AcgLab) -> dict[str, t.Any]:
     return {"config_dir": str(lab.cfg_dir), "run_dir": str(lab.run_dir), "run_as_user": "root"}
 
 
-def run(lab: AcgLab, **sbc_options: t.Any) -> dict[str, t.Any]:
+def run(lab: AcgLab, **platform_options: t.Any) -> dict[str, t.Any]:
     settings = probe.ProbeSettings(
         timeout_s=1.5, allowed_transports=("udp",), check_provisioning_ttl=False,
         resolver=ResolverSettings(nameservers=[lab.dns.address], port=lab.dns.port))
     options = lab_options(lab)
-    options.update(sbc_options)
-    return probe.run_probe(lab.plan, settings, host="sbc-ams-1", sbc_platform="kamailio", sbc_options=options)
+    options.update(platform_options)
+    return probe.run_probe(lab.plan, settings, host="sbc-ams-1", sbc_platform="kamailio", platform_options=options)
 
 
 def test_in_sync_then_drift_then_stale(lab: AcgLab, peers: dict[str, SippPeer]) -> None:
@@ -173,7 +173,7 @@ def test_state_mismatch_and_unreadable_sbc(lab: AcgLab, peers: dict[str, SippPee
             timeout_s=1.5, allowed_transports=("udp",), check_provisioning_ttl=False,
             resolver=ResolverSettings(nameservers=[lab.dns.address]),
             thresholds=probe.Thresholds(fail_on_state_mismatch=True)), sbc_platform="kamailio",
-            sbc_options=lab_options(lab))
+            platform_options=lab_options(lab))
         assert strict["sbc_view"]["verdict"] == "fail"
     finally:
         lab.reset_peers()
