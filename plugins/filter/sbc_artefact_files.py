@@ -46,18 +46,14 @@ import os
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import (
-    DEFAULT_PLATFORM, UnknownPlatform, get_platform)
+from ansible_collections.commsgw.routing.plugins.plugin_utils.platform_filter import filter_platform
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.options import artefact_file
 
 
 def sbc_artefact_files(artefacts, platform, directory):
     if not isinstance(artefacts, dict):
         raise AnsibleFilterError("sbc_artefact_files expects the rendered artefacts (name to text)")
-    try:
-        found = get_platform(platform or DEFAULT_PLATFORM)
-    except UnknownPlatform as exc:
-        raise AnsibleFilterError(str(exc)) from None
+    found = filter_platform(platform)
     root = os.path.realpath(str(directory))
     entries = []
     for name in sorted(artefacts):

@@ -38,15 +38,14 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.options import PlatformOptionsError, validate_options
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import (
-    DEFAULT_PLATFORM, UnknownPlatform, get_platform)
+from ansible_collections.commsgw.routing.plugins.plugin_utils.platform_filter import filter_platform
 
 
 def sbc_local_reader(name, options):
+    platform = filter_platform(name, "sbc_local_reader: ")
     try:
-        platform = get_platform(name or DEFAULT_PLATFORM)
         values = validate_options(platform, options)[0]
-    except (UnknownPlatform, PlatformOptionsError) as exc:
+    except PlatformOptionsError as exc:
         raise AnsibleFilterError("sbc_local_reader: %s" % exc) from None
     reader = platform.local_reader(values)
     return {key: list(reader.get(key) or []) for key in ("groups", "optional_groups", "writable_dirs")}

@@ -47,15 +47,11 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.options import inventory_options
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import (
-    DEFAULT_PLATFORM, UnknownPlatform, get_platform)
+from ansible_collections.commsgw.routing.plugins.plugin_utils.platform_filter import filter_platform
 
 
 def sbc_platform_options(name, settings, host_vars):
-    try:
-        platform = get_platform(name or DEFAULT_PLATFORM)
-    except UnknownPlatform as exc:
-        raise AnsibleFilterError(str(exc)) from None
+    platform = filter_platform(name)
     if settings is not None and not isinstance(settings, dict):
         raise AnsibleFilterError("sbc_platform_options: settings (commsgw_sbc) is not a mapping")
     return inventory_options(platform, settings, host_vars)

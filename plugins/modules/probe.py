@@ -50,6 +50,8 @@ requirements:
   - dnspython >= 2.0
 extends_documentation_fragment:
   - commsgw.routing.dns
+  # platform_options; this module documents its own platform option (it takes none too).
+  - commsgw.routing.sbc_platform
 options:
   plan:
     description: The routing plan of this host's site, from RV(commsgw.routing.routing_plan#module:host_plans).
@@ -109,15 +111,6 @@ options:
       - Default is the plan's health window (C(health.window_s)) plus one OPTIONS interval (C(health.interval_s))
         plus 1 s, at most 15 s.
     type: float
-  platform_options:
-    description:
-      - How the platform is reached and read, checked against the platform's own options (documented by its doc
-        fragment, C(<platform>_options), C(docs/platforms.md)); an unknown key or a
-        wrong type fails naming C(platform_options.<key>), secrets are not logged.
-      - The filter C(commsgw.routing.sbc_platform_options) gives what the host's inventory sets; options not
-        given take the platform's defaults.
-    type: dict
-    default: {}
   thresholds:
     description: When verdicts turn to warn or fail.
     type: dict

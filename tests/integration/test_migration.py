@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.harness.dns import DnsServer  # noqa: E402
 from tests.harness.sipp import CallResult, SippCaller, SippPeer, udp_options  # noqa: E402
+from tests.harness.tools import play  # noqa: E402
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # noqa: E402
     JsonRpc, RpcEndpoints)
@@ -134,15 +135,7 @@ class Lab:
         (self.inv / "group_vars" / "acg_mig.yml").write_text(json.dumps(_deployment(hostname, prefix)))
 
     def play(self, args: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
-        cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(self.inv / "hosts.yml")]
-        env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
-        proc = subprocess.run(cmd + args, cwd=str(ROOT), env=env, capture_output=True, text=True,
-                              timeout=PLAYBOOK_TIMEOUT_S, check=False)
-        (self.tmp / ("play-%d.log" % time.monotonic_ns())).write_text(proc.stdout + proc.stderr)
-        if check and proc.returncode != 0:
-            raise AssertionError("ansible-playbook %s failed (%d):\n%s\n%s" % (
-                args, proc.returncode, proc.stdout[-8000:], proc.stderr[-2000:]))
-        return proc
+        return play(self.inv / "hosts.yml", args, self.tmp, check=check, timeout_s=PLAYBOOK_TIMEOUT_S)
 
     def etc(self, host: str) -> Path:
         return self.tmp / host / "etc"

@@ -20,11 +20,9 @@ loopback block: 127.0.226.x-127.0.228.x.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
-import time
 import typing as t
 from pathlib import Path
 
@@ -36,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 from tests.harness.dns import DnsServer  # noqa: E402
 from tests.harness.sipp import SippPeer  # noqa: E402
 from tests.harness.skeleton_api import SkeletonServer  # noqa: E402
+from tests.harness.tools import play  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -82,17 +81,9 @@ class SkeletonLab:
         (self.inv / "group_vars" / "acg_skel.yml").write_text(json.dumps(_deployment(hostname, prefix)))
 
     def play(self, args: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
-        cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(self.inv / "hosts.yml")]
         # The skeleton's collection next to this one: nothing else tells the playbooks about it.
-        env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-                   ANSIBLE_COLLECTIONS_PATH=os.pathsep.join([str(ROOT / ".collections"), str(ROOT / "tests" / "platforms")]))
-        proc = subprocess.run(cmd + args, cwd=str(ROOT), env=env, capture_output=True, text=True,
-                              timeout=PLAYBOOK_TIMEOUT_S, check=False)
-        (self.tmp / ("play-%d.log" % time.monotonic_ns())).write_text(proc.stdout + proc.stderr)
-        if check and proc.returncode != 0:
-            raise AssertionError("ansible-playbook %s failed (%d):\n%s\n%s" % (
-                args, proc.returncode, proc.stdout[-8000:], proc.stderr[-2000:]))
-        return proc
+        return play(self.inv / "hosts.yml", args, self.tmp, check=check, collections=[ROOT / "tests" / "platforms"],
+                    timeout_s=PLAYBOOK_TIMEOUT_S)
 
     def config(self) -> dict[str, t.Any]:
         return t.cast(dict, json.loads(self.server.device.content or "null"))
