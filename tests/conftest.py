@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import typing as t
 from pathlib import Path
 
@@ -151,8 +152,13 @@ def _temp_dirs_searchable(tmp_path_factory: pytest.TempPathFactory) -> None:
         return path
 
     base = tmp_path_factory.getbasetemp()
-    searchable(base.parent)
-    searchable(base)
+    # Up to the system's temporary directory: under pytest-xdist the base is one level deeper
+    # (/tmp/pytest-of-root/pytest-N/popen-gwN), and every level must be searchable.
+    top = Path(tempfile.gettempdir()).resolve()
+    for directory in (base, *base.parents):
+        if directory == top or directory == Path("/") or directory.stat().st_uid != os.getuid():
+            break
+        searchable(directory)
     original = tmp_path_factory.mktemp
 
     def mktemp(basename: str, numbered: bool = True) -> Path:

@@ -54,6 +54,11 @@ RECIPE_VERSION = "1"
 STATE_DIR = Path(os.environ.get("COMMSGW_TEST_STATE", "/var/lib/commsgw-test"))
 BUILD_TIMEOUT_S = 900
 OPS_USER = "ops"
+# One SBC host lab on the machine at a time, whichever test run or checkout starts it: labs of different
+# suites may reuse bridge and guest names (the veth of a guest is named after it), and a lab's start clears
+# whatever a lab with its bridge left behind, a live one included. Held from start() to close().
+LABS_LOCK = Path("/run/lock/commsgw-sbc-labs.lock")
+LABS_LOCK_WAIT_S = 3600.0
 
 
 def tarball_path(suite: str, cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
@@ -241,6 +246,46 @@ def _cgroup_pids(dirs: t.Iterable[Path]) -> set[int]:
     return pids
 
 
+class _MachineWideLabLock:
+    """LABS_LOCK, re-entrant within this process (flock conflicts between two descriptors of one process)."""
+
+    def __init__(self) -> None:
+        self._fd, self._count = -1, 0
+        self._mutex = threading.Lock()
+
+    def acquire(self, wait_s: float = LABS_LOCK_WAIT_S) -> None:
+        import fcntl
+        with self._mutex:
+            if self._count:
+                self._count += 1
+                return
+            LABS_LOCK.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(str(LABS_LOCK), os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o644)
+            deadline = time.monotonic() + wait_s
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError:
+                    if time.monotonic() >= deadline:
+                        os.close(fd)
+                        raise TimeoutError(f"another SBC host lab held {LABS_LOCK} for {wait_s:.0f} s") from None
+                    time.sleep(1.0)
+            self._fd, self._count = fd, 1
+
+    def release(self) -> None:
+        with self._mutex:
+            if not self._count:
+                return
+            self._count -= 1
+            if not self._count:
+                os.close(self._fd)  # closing the only descriptor frees the flock
+                self._fd = -1
+
+
+_LAB_LOCK = _MachineWideLabLock()
+
+
 class SbcHostLab:
     """Bridge + booted guests; a context manager that always cleans up what it (or a crashed run) created.
 
@@ -284,15 +329,22 @@ class SbcHostLab:
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def __enter__(self) -> "SbcHostLab":
+        _LAB_LOCK.acquire()
         try:
             self.start()
         except BaseException:  # KeyboardInterrupt too: never leave half a lab behind
-            self.close()
+            try:
+                self.close()
+            finally:
+                _LAB_LOCK.release()
             raise
         return self
 
     def __exit__(self, *exc: t.Any) -> None:
-        self.close()
+        try:
+            self.close()
+        finally:
+            _LAB_LOCK.release()
 
     def start(self) -> None:
         for suite in sorted({g.suite for g in self.guests.values()}):

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import typing as t
 from pathlib import Path
@@ -173,18 +175,27 @@ def test_simulator_cli(tmp_path: Path) -> None:
 
 
 # -- the README's main command ---------------------------------------------------------------------
-def test_scripts_lab_shows_failover(tmp_path: Path) -> None:
+def test_scripts_lab_shows_failover() -> None:
     host = rootfs.host_kamailio_version()
     if not (host and rootfs.version_tuple(host) >= (6, 0)):
         try:
             rootfs.kamailio6_runtime()  # built and cached once; the demo reuses it
         except rootfs.RootfsUnavailable as exc:
             pytest.skip(str(exc))
-    lab_dir = tmp_path / "lab"
+    # A short path of its own, not tmp_path: the lab's Kamailio sockets live under it (sun_path holds 108
+    # bytes) and a parallel run's tmp_path is a level deeper.
+    lab_dir = Path(tempfile.mkdtemp(prefix="cgwlab-"))
+    lab_dir.chmod(0o711)  # searchable, as tmp_path is (tests/conftest.py)
     started = time.monotonic()
-    proc = subprocess.run([str(REPO / "scripts" / "lab")], cwd=REPO, env=_env({"COMMSGW_LAB_DIR": str(lab_dir)}),
-                          capture_output=True, text=True, timeout=DEMO_TIMEOUT_S, check=False)
-    seconds = time.monotonic() - started
+    try:
+        proc = subprocess.run([str(REPO / "scripts" / "lab")], cwd=REPO, env=_env({"COMMSGW_LAB_DIR": str(lab_dir)}),
+                              capture_output=True, text=True, timeout=DEMO_TIMEOUT_S, check=False)
+        _check_the_lab_report(proc, lab_dir, time.monotonic() - started)
+    finally:
+        shutil.rmtree(lab_dir, ignore_errors=True)
+
+
+def _check_the_lab_report(proc: subprocess.CompletedProcess[str], lab_dir: Path, seconds: float) -> None:
     output = proc.stdout + proc.stderr
     print(output[-6000:])  # the report, with pytest -s
     assert proc.returncode == 0, output[-8000:]

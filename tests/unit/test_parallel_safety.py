@@ -38,7 +38,7 @@ SHARED_ON_PURPOSE = {
     (31, "leased", "test_probe_playbook.py"): "it runs no Kamailio: its core next hop is validated, never bound",
     (70, "test_drift.py", "test_lab.py"): "test_drift's peers are DNS data (pinged on UDP 5060); the demo SBCs bind TLS 5061",
     (72, "test_drift.py", "test_probe_playbook.py"): ("the probe runs on the controller: the lab SBC's address "
-                                                       "is at most its source address, on port 0"),
+                                                      "is at most its source address, on port 0"),
     (81, "test_lab.py", "test_probe_playbook.py"): "inventory/lab's core next hop is validated, never bound",
     (99, "test_push.py", "test_refresher.py"): "outsider sources: push binds .9 on port 0, the refresher's .7 is DNS data",
     (199, "test_probe_live.py", "test_probe_playbook.py"): "SIPp of test_probe_live on .1, of test_probe_playbook on .2",
