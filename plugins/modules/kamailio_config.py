@@ -186,7 +186,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.host.push import T
 from ansible_collections.commsgw.routing.plugins.module_utils.host.swap import SwapError, read_file
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import peers_dir
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.candidate import try_candidate_tree
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
     DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB)
 from ansible_collections.commsgw.routing.plugins.module_utils.host import push_state
 from ansible_collections.commsgw.routing.plugins.module_utils.host.lease import LeaseBusy, push_step, state_dir_for

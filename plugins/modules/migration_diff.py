@@ -9,8 +9,9 @@ short_description: Compare what an SBC runs now with a newly rendered configurat
 version_added: 0.1.0
 description:
   - Reads the SBC's deployed artefacts through its platform (O(platform); a platform whose artefacts are files
-    reads them as the SBC's own user, never through a link another user could plant) and compares them with the newly rendered O(artefacts) of the new routing O(plan), both read back into the
-    plan's vocabulary by the platform.
+    reads them as the SBC's own user, never through a link another user could plant) and compares them with the
+    newly rendered O(artefacts) of the new routing O(plan), both read back into the plan's vocabulary by the
+    platform.
   - "The semantic difference names: deployment type changes (lab to production), pairing changes (the site's
     local region), regions added and removed, each region's hostname and SRV name, /28 ranges added and removed,
     SRV targets gained and lost, ACL ranges added and removed and changes of the certificate the SBC presents

@@ -33,8 +33,8 @@ description:
     which RFC 6125 does not use): a total outage at the first call, caught at onboarding instead."
   - "MCP targets are never sent OPTIONS (they do not answer it, R-19): DNS, TCP/TLS reachability and the
     certificate only."
-  - "The SBC's own view, through its platform (what it deployed and what it runs, C(docs/platforms.md)): drift against the SRV answers (missing, extra, stale) and peer states against what the probe
-    saw. Only C(active) counts as in service: an ACG peer the SBC shows C(probing), C(inactive), C(disabled) or
+  - "The SBC's own view, through its platform (what it deployed and what it runs, C(docs/platforms.md)): drift
+    against the SRV answers (missing, extra, stale) and peer states against what the probe saw. Only C(active) counts as in service: an ACG peer the SBC shows C(probing), C(inactive), C(disabled) or
     without a state is a warning naming the peer and its state, and no active peer in the local trunk group, or
     none at all, fails the site (the SBC cannot send calls there). MCP targets are never judged by their state
     (they are not pinged, R-19)."
@@ -368,7 +368,7 @@ def outcome(params, run):
     if report["verdict"] == "warn":
         result["warnings"] = list(report["reasons"])
     return False, dict(result, msg="probe of site %s/%s: %s" % (report["deployment"], report["site"],
-                                                                 report["verdict"]))
+                                                                report["verdict"]))
 
 
 def main():

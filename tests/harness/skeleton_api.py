@@ -79,7 +79,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if not header.startswith("Basic "):
             return None
         try:
-            user, _, password = base64.b64decode(header[6:]).decode().partition(":")
+            user, _colon, password = base64.b64decode(header[6:]).decode().partition(":")
         except ValueError:
             return None
         device = self.server.device

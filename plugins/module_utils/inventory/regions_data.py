@@ -4,7 +4,8 @@
 """Azure region catalog (display and programmatic names, geographies, pairs, ACG management regions).
 
 The YAML below is a verbatim copy of ``tests/data/azure-regions.yaml``, source note included. It lives
-inside a Python module so that it travels with every module (AnsiballZ only ships Python files). ``tests/unit/inventory/test_region_catalog.py`` keeps it honest.
+inside a Python module so that it travels with every module (AnsiballZ only ships Python files).
+``tests/unit/inventory/test_region_catalog.py`` keeps it honest.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.host.push_state im
 from ansible_collections.commsgw.routing.plugins.module_utils.host.run_as import RunAsError, run_as
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import live
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback as kb
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import DEFAULT_CONFIG_DIR
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import runtime as kr
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import file_path
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.probe_view import (
@@ -29,7 +30,7 @@ state_from_artefacts = kb.state_from_files
 
 
 def _config_dir(options: t.Mapping[str, t.Any]) -> str:
-    return str(options.get("config_dir") or kr.DEFAULT_CONFIG_DIR)
+    return str(options.get("config_dir") or DEFAULT_CONFIG_DIR)
 
 
 def artefact_path(options: t.Mapping[str, t.Any], name: str) -> str:

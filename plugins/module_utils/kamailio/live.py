@@ -17,6 +17,7 @@ import typing as t
 from ansible_collections.commsgw.routing.plugins.module_utils.host.lease import state_dir_for
 from ansible_collections.commsgw.routing.plugins.module_utils.host.push import pending
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback as kb
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import DEFAULT_CONFIG_DIR
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import runtime as kr
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.dispatcher import parse_attrs
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import (
@@ -169,7 +170,7 @@ def read_state(options: t.Mapping[str, t.Any], runtime: bool = True) -> t.Option
     """What the Kamailio SBC runs: its files under ``config_dir`` and, with ``runtime``, its live
     peers and ACL over jsonrpcs (see ``rpc_client``). None when ``config_dir`` holds no commsgw.routing
     configuration. The push state is not read here (``pending`` None): it is root's (``hooks.read_state``)."""
-    config_dir = options.get("config_dir") or kr.DEFAULT_CONFIG_DIR
+    config_dir = options.get("config_dir") or DEFAULT_CONFIG_DIR
     files = read_files(config_dir, kb.READ_FILES)
     tls = kb.parse_tls_cfg(files["tls.cfg"] or "")
     certificates = {tls["certificate"]: read_text(tls["certificate"])} if tls.get("certificate") else {}

@@ -19,7 +19,8 @@ from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import re
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import (
     PEERS_SUBDIR, file_path, read_nofollow)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.refresher_health import STATE_NAME, stale
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import DEFAULT_CONFIG_DIR, RpcError
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import DEFAULT_CONFIG_DIR
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import RpcError
 from ansible_collections.commsgw.routing.plugins.module_utils.probe.view import SbcDestination, SbcView
 
 

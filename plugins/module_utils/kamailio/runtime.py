@@ -30,13 +30,10 @@ import time
 import typing as t
 
 try:  # the collection's path first, then a plain import next to the SRV refresher on the SBC host
-    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (  # noqa: F401
-        DEFAULT_CONFIG_DIR, DEFAULT_KAMAILIO_USER, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB,
-        DEFAULT_TLS_SHARED_MEMORY_MB)
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
+        DEFAULT_KAMAILIO_USER, DEFAULT_RUN_DIR)
 except ImportError:  # pragma: no cover - on the SBC host (sbc/shipped.py ships it)
-    from kamailio.defaults import (  # type: ignore # noqa: F401
-        DEFAULT_CONFIG_DIR, DEFAULT_KAMAILIO_USER, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB,
-        DEFAULT_TLS_SHARED_MEMORY_MB)
+    from kamailio.defaults import DEFAULT_KAMAILIO_USER, DEFAULT_RUN_DIR  # type: ignore
 
 # jsonrpcs defaults (both transports are on unless the cfg says otherwise).
 DEFAULT_SOCKET_NAME = "kamailio_rpc.sock"

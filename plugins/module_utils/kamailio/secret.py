@@ -33,8 +33,6 @@ import secrets
 import stat
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import DEFAULT_SECRET_FILE  # noqa: F401
-
 DIALOG_KEY = "COMMSGW_DIALOG_KEY"
 PING_TOKEN = "COMMSGW_PING_TOKEN"
 FILE_MODE = 0o400

@@ -75,6 +75,7 @@ def sbc_view_reader(name: str) -> t.Optional[t.Callable[[t.Mapping[str, t.Any]],
         return None
     return lambda options: t.cast(SbcView, platform.probe_view(platform.with_defaults(options)))
 
+
 # One SRV record to check: (kind, record, /28 ranges, transport, plan path).
 _Record = t.Tuple[str, t.Dict[str, t.Any], t.List[str], str, str]
 

@@ -79,7 +79,7 @@ def test_probe_view_reads_as_kamailio_not_as_root(config_dir: Path, tmp_path: Pa
     assert any("Permission denied" in e and "dispatcher.list" in e for e in view.errors), view.errors
     # As root (run_as_user root) the same view reads the file: the denial above is the drop, not the file.
     view = KAMAILIO.probe_view(KAMAILIO.with_defaults({"config_dir": str(config_dir), "run_dir": str(tmp_path / "run"),
-                                                 "run_as_user": "root"}))
+                                                       "run_as_user": "root"}))
     assert view.configured and view.configured[0].uri == "sip:127.0.10.1:5060;transport=udp"
 
 

@@ -134,7 +134,7 @@ def runtime_group_leaks(root: Path = ROOT, names: t.Sequence[str] = NAMES) -> li
                 leaks.append("action group %s: module %s is a platform's" % (group, member))
             elif isinstance(member, dict):
                 for extended in (member.get("metadata") or {}).get("extend_group") or []:
-                    if _owner_of_part(str(extended).split(".")[-1], names):
+                    if _owner_of_part(str(extended).rsplit(".", maxsplit=1)[-1], names):
                         leaks.append("action group %s: extends the platform group %s" % (group, extended))
     return leaks
 
