@@ -34,8 +34,9 @@ description:
   - "MCP targets are never sent OPTIONS (they do not answer it, R-19): DNS, TCP/TLS reachability and the
     certificate only."
   - "The SBC's own view, through its platform (what it deployed and what it runs, C(docs/platforms.md)): drift
-    against the SRV answers (missing, extra, stale) and peer states against what the probe saw. Only C(active) counts as in service: an ACG peer the SBC shows C(probing), C(inactive), C(disabled) or
-    without a state is a warning naming the peer and its state, and no active peer in the local trunk group, or
+    against the SRV answers (missing, extra, stale) and peer states against what the probe saw. Only C(active)
+    counts as in service: an ACG peer the SBC shows C(probing), C(inactive), C(disabled) or without a state is a
+    warning naming the peer and its state, and no active peer in the local trunk group, or
     none at all, fails the site (the SBC cannot send calls there). MCP targets are never judged by their state
     (they are not pinged, R-19)."
   - "Right after a push or restart the SBC's states are not settled yet: while ACG peers the probe reached are not
