@@ -168,7 +168,7 @@ def bench_targets(work: pathlib.Path, per_region: int, rounds: int) -> dict[str,
         plan = plans(_deployment(BASE, NETS, HOSTS))["amsterdam"]
         settings = {"nameservers": [dns.address], "client_cert": str(pki.sbc.cert), "client_key": str(pki.sbc.key),
                     "ca_bundle": str(pki.acg_ca.cert), "platform": "kamailio",
-                    "sbc_options": {"config_dir": str(work / "no-sbc"), "run_dir": str(work / "no-sbc")}}
+                    "platform_options": {"config_dir": str(work / "no-sbc"), "run_dir": str(work / "no-sbc")}}
         config = {"schema_version": 1, "listen": {"address": EXPORTER, "port": 9473}, "min_interval_s": 1,
                   "sites": {"amsterdam": dict(settings, plan=plan)},
                   "modules": {"default": {"check_provisioning_ttl": False}}}
@@ -205,7 +205,7 @@ def run_playbook(work: pathlib.Path, plan: dict[str, t.Any], settings: dict[str,
         "name": "Probe", "register": "probed", "commsgw.routing.probe": {
             "plan": "{{ bench_plan }}", "nameservers": settings["nameservers"], "client_cert": settings["client_cert"],
             "client_key": settings["client_key"], "ca_bundle": settings["ca_bundle"], "check_provisioning_ttl": False,
-            "platform": "kamailio", "sbc_options": settings["sbc_options"], "sbc_settle_timeout": 0,
+            "platform": "kamailio", "platform_options": settings["platform_options"], "sbc_settle_timeout": 0,
             "fail_on_verdict": False}}, {
         "name": "Figures", "ansible.builtin.copy": {
             "content": "{{ probed.report.timings_ms | to_json }}", "dest": str(work / "timings.json"),
@@ -238,7 +238,7 @@ def bench_load(work: pathlib.Path, minutes: float) -> dict[str, t.Any]:
         pki = sim.pki_dir
         common = {"nameservers": [sim.dns.address], "client_cert": str(pki / "sbc.chain.pem"),
                   "client_key": str(pki / "sbc.key"), "ca_bundle": str(pki / "ca-bundle.pem"), "platform": "kamailio",
-                  "sbc_options": {"config_dir": str(work / "no-sbc"), "run_dir": str(work / "no-sbc")}}
+                  "platform_options": {"config_dir": str(work / "no-sbc"), "run_dir": str(work / "no-sbc")}}
         config = {"schema_version": 1, "listen": {"address": EXPORTER, "port": 9474},
                   "sites": {name: dict(common, plan=plan) for name, plan in plans(raw).items()}}
         exporter = Exporter(work / "load-exporter", config)

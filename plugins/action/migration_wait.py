@@ -3,26 +3,30 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """commsgw.routing.migration_wait in slices, printing progress while it waits.
 
-A module cannot print while it runs; this action plugin runs the module on the SBC in slices of
-SLICE_S seconds (its ``slice_s`` option) and prints each slice's progress line on the controller
-(what it waits for, elapsed, limit, what is still missing) until the peers are proven or the module fails
-at its own ``timeout_s``. Check mode and ``slice_s: 0`` run the module once, as before.
+A module cannot print while it runs; this action plugin runs the wait in slices of SLICE_S seconds (its
+``slice_s`` option) - the module on the SBC host, or for an API platform the same outcome in the controller's
+process (plugin_utils/platform_action.py) - and prints each slice's progress line on the controller (what it
+waits for, elapsed, limit, what is still missing) until the peers are proven or the wait fails at its own
+``timeout_s``. Check mode and ``slice_s: 0`` run it once.
 """
 
-from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
+
+from ansible_collections.commsgw.routing.plugins.modules.migration_wait import ARGUMENT_SPEC, outcome
+from ansible_collections.commsgw.routing.plugins.plugin_utils.platform_action import PlatformModuleAction
 
 display = Display()
 
 SLICE_S = 5.0
-MODULE = "commsgw.routing.migration_wait"
 
 
-class ActionModule(ActionBase):
-    _supports_check_mode = True
+class ActionModule(PlatformModuleAction):
+    MODULE = "commsgw.routing.migration_wait"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    outcome = staticmethod(outcome)
 
     def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
+        result = super(PlatformModuleAction, self).run(tmp, task_vars)  # pylint: disable=bad-super-call
         args = dict(self._task.args)
         slice_s = args.get("slice_s")
         slice_s = SLICE_S if slice_s in (None, "") else float(slice_s)
@@ -30,12 +34,12 @@ class ActionModule(ActionBase):
         args["slice_s"] = slice_s if sliced else 0
         progress = []
         while True:
-            outcome = self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
-            progress += outcome.get("progress") or []
-            if not sliced or outcome.get("failed") or outcome.get("done", True):
+            step = self.run_outcome(task_vars or {}, args)
+            progress += step.get("progress") or []
+            if not sliced or step.get("failed") or step.get("done", True):
                 break
-            args["started_at"] = outcome["started_at"]
-            display.display("%s: %s" % (task_vars.get("inventory_hostname", ""), progress[-1]))
-        outcome["progress"] = progress
-        result.update(outcome)
+            args["started_at"] = step["started_at"]
+            display.display("%s: %s" % ((task_vars or {}).get("inventory_hostname", ""), progress[-1]))
+        step["progress"] = progress
+        result.update(step)
         return result

@@ -13,12 +13,12 @@ options:
         file next to it named C(<state_dir>.lease). Root's, C(0700), and every directory above it root's and
         writable by nobody else, else the module fails naming it.
       - Default C(/var/lib/commsgw-routing/) followed by the configuration directory escaped as
-        C(systemd-escape --path) does (C(/var/lib/commsgw-routing/etc-kamailio) for C(/etc/kamailio)), which is
+        C(systemd-escape --path) does (C(/var/lib/commsgw-routing/etc-sbc) for C(/etc/sbc)), which is
         where every module of the collection and the SRV refresher look; set it only for tests.
     type: path
 """
 
-    # kamailio_config, kamailio_service: a step of a push.
+    # The push modules of a host platform: a step of a push.
     LEASE = r"""
 options:
   lease:

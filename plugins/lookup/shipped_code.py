@@ -9,20 +9,20 @@ name: shipped_code
 short_description: The module_utils files a program shipped to SBC hosts needs
 version_added: 0.1.0
 description:
-  - Returns one item per file, named by its path under C(plugins/module_utils) (e.g. C(kamailio/rows.py)),
+  - Returns one item per file, named by its path under C(plugins/module_utils) (e.g. C(srv/lookup.py)),
     the entry module first, then every module_utils module it imports, directly or not, and the
     C(__init__.py) of each package among them (found by reading the imports, see C(plugins/module_utils/sbc/shipped.py)).
   - Fails when a shipped file imports a collection module without the plain fallback import the SBC
     host needs (there is no collection there).
 options:
   _terms:
-    description: Entry modules under C(plugins/module_utils), dotted and without C(.py), e.g. C(kamailio.refresher).
+    description: Entry modules under C(plugins/module_utils), dotted and without C(.py), e.g. C(exporter.main).
     type: list
     elements: str
     required: true
   layout:
     description:
-      - V(module_utils) names each file by its path under C(plugins/module_utils) (C(kamailio/rows.py)); every shipped
+      - V(module_utils) names each file by its path under C(plugins/module_utils) (C(srv/lookup.py)); every shipped
         collection import needs its plain fallback import.
       - V(collection) names each file by its path under the collection's own layout
         (C(ansible_collections/commsgw/routing/plugins/module_utils/probe/run.py)); the program puts the directory they are
@@ -34,12 +34,12 @@ options:
 """
 
 EXAMPLES = r"""
-- name: Install the SRV refresher's libraries
+- name: Install a platform's SRV refresher and its libraries (a platform role names its refresher's module)
   ansible.builtin.copy:
     content: "{{ item.content }}"
     dest: "/usr/local/lib/commsgw/{{ item.name }}"
     mode: "0644"
-  loop: "{{ query('commsgw.routing.shipped_code', 'kamailio.refresher') }}"
+  loop: "{{ query('commsgw.routing.shipped_code', refresher_module) }}"
   loop_control:
     label: "{{ item.name }}"
 
@@ -55,7 +55,7 @@ _raw:
   elements: dict
   contains:
     name:
-      description: File name, e.g. C(kamailio.py).
+      description: File name, e.g. C(srv/lookup.py).
       type: str
     content:
       description: The file's text.

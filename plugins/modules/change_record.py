@@ -10,9 +10,10 @@ version_added: 0.1.0
 description:
   - Keeps C(<dir>/<run_id>.json) up to date while a run goes (docs/change-records.md has the schema) -
     O(state=opened) creates it with the run id, start, ansible-core and collection versions, playbook and
-    check mode; O(state=sbc_started) marks an SBC in progress; O(state=sbc_finished) condenses what the
-    commsgw.routing.kamailio role registered for it (O(steps)) into the files changed with their sha256
-    before and after, the service action (start, restart, reload) and the Kamailio PID before and after;
+    check mode; O(state=sbc_started) marks an SBC in progress; O(state=sbc_finished) condenses the change
+    steps the platform's role noted for it (O(steps)) into the artefacts changed with their sha256 before and
+    after, the service action (start, restart, reload, apply) and the SBC's main PID before and after (host
+    platforms);
     O(state=sbc_probed) adds an SBC's live probe verdict (O(verdict)); O(state=closed) adds the end and the
     run's result (and the verdicts in O(verdicts)).
   - A run that stops half-way leaves C(result=incomplete) and its current SBC C(in progress).
@@ -41,9 +42,11 @@ options:
     type: str
   steps:
     description:
-      - The pushes and rollbacks of the SBC, in order, each C({kind, push, services}) - C(kind) V(push) or V(rollback),
-        C(push) the commsgw.routing.kamailio_config result, C(services) the commsgw.routing.kamailio_service results
-        after it (the role collects them in C(kamailio_change_steps)).
+      - The pushes and rollbacks of the SBC, in order, each a neutral change step C({kind, changed, artefacts, service,
+        backup}) - C(kind) V(push) or V(rollback), C(artefacts) each C({name, before_sha256, after_sha256}), C(service)
+        C({action, detail, pid_before, pid_after}) with C(action) one of V(none), V(reloaded), V(applied), V(started),
+        V(restarted), and C(backup) what a rollback restores. The platform's role collects them in
+        C(commsgw_sbc_change_steps) (C(docs/platforms.md)).
     type: list
     elements: dict
     default: []
@@ -56,7 +59,7 @@ options:
     type: str
     default: ""
   gates:
-    description: Probe gates of a migration, each C({step, verdict}) (the role collects them in C(kamailio_change_gates)).
+    description: Probe gates of a migration, each C({step, verdict}) (C(playbooks/tasks/migrate_gate.yml) collects them in C(commsgw_sbc_gates)).
     type: list
     elements: dict
     default: []

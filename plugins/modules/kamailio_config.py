@@ -186,7 +186,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.host.push import T
 from ansible_collections.commsgw.routing.plugins.module_utils.host.swap import SwapError, read_file
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import peers_dir
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.candidate import try_candidate_tree
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
     DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB)
 from ansible_collections.commsgw.routing.plugins.module_utils.host import push_state
 from ansible_collections.commsgw.routing.plugins.module_utils.host.lease import LeaseBusy, push_step, state_dir_for
@@ -303,7 +303,7 @@ def _target(module, result, state_dir):
 
 def _add_pending(module, result, state_dir):
     """Adds what an earlier run left pending (unless Kamailio restarted since) to what this run needs."""
-    result["pending"] = left = pending(state_dir, os.path.join(module.params["run_dir"], "kamailio.pid"))
+    result["pending"] = left = pending(state_dir, os.path.join(module.params["run_dir"], "kamailio.pid"), b"kamailio")
     if left:
         result["restart_required"] = result["restart_required"] or left["restart"]
         wanted = set(result["reload"]) | set(left["reload"])

@@ -137,8 +137,9 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.core.daemon import start_detached
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
-    DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, JsonRpc, RpcError, rpc_endpoints)
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
+    DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB)
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import JsonRpc, RpcError, rpc_endpoints
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.reload import ReloadFailed, reload
 from ansible_collections.commsgw.routing.plugins.module_utils.host import push_state
 from ansible_collections.commsgw.routing.plugins.module_utils.host.lease import LeaseBusy, push_step, state_dir_for

@@ -5,30 +5,29 @@
 
 DOCUMENTATION = r"""
 module: migration_diff
-short_description: Compare what a Kamailio SBC runs now with a newly rendered configuration, semantically and textually
+short_description: Compare what an SBC runs now with a newly rendered configuration, semantically and textually
 version_added: 0.1.0
 description:
-  - Reads the SBC's deployed configuration from O(config_dir) (C(commsgw-srv.json), C(peers/dispatcher.list),
-    C(address.list), C(tls.cfg)) as O(run_as_user) and compares it with the newly rendered O(files) of the new
-    routing O(plan). In the directory the SRV refresher's user owns (Kamailio - C(peers/)) no symlink is followed.
+  - Reads the SBC's deployed artefacts through its platform (O(platform); a platform whose artefacts are files
+    reads them as the SBC's own user, never through a link another user could plant) and compares them with the
+    newly rendered O(artefacts) of the new routing O(plan), both read back into the plan's vocabulary by the
+    platform.
   - "The semantic difference names: deployment type changes (lab to production), pairing changes (the site's
     local region), regions added and removed, each region's hostname and SRV name, /28 ranges added and removed,
-    SRV targets gained and lost, ACL ranges added and removed and certificate changes (path or content of the
-    certificate named in C(tls.cfg))."
-  - Also returns the unified diff of each rendered file against the deployed one, and the plan of the in-flight
+    SRV targets gained and lost, ACL ranges added and removed and changes of the certificate the SBC presents
+    (its reference or its content)."
+  - Also returns the unified diff of each rendered artefact against the deployed one, and the plan of the in-flight
     step of a migration (RV(transition_plan)) in which old and new peers and old and new ACL ranges are all in
     service, so that a rollout never cuts traffic (see docs/migration.md).
+  - For a platform reached through an API (C(connection=api)) the action plugin runs this on the controller;
+    otherwise the module runs on the SBC host.
   - Only reads; the result is the same in check mode.
 author: commsgw.routing contributors (@commsgw)
 extends_documentation_fragment:
-  - commsgw.routing.sbc_reader
+  - commsgw.routing.sbc_platform
 options:
-  config_dir:
-    description: The SBC's live configuration directory.
-    type: path
-    required: true
-  files:
-    description: The newly rendered files (name to content), from the commsgw.routing.kamailio_files filter.
+  artefacts:
+    description: The newly rendered artefacts (name to content), from the platform role's render entry point.
     type: dict
     required: true
   plan:
@@ -39,27 +38,24 @@ options:
     description: Label for the summary lines (normally the inventory host name).
     type: str
     default: ""
-  platform:
-    description:
-      - SBC platform of this host (C(commsgw_sbc_platform)); its read-back turns both sets of files into states.
-      - A platform registered in the collection (C(docs/platforms.md)); V(kamailio) is the one today. Another name fails
-        naming the registered ones.
-    type: str
-    default: kamailio
 attributes:
+  action:
+    description: Runs on the controller for an API platform, on the SBC host otherwise.
+    support: full
   check_mode:
     description: Only reads; the result is the same in check mode.
     support: full
   diff_mode:
-    description: Returns the textual diff of each changed file in Ansible's diff format.
+    description: Returns the textual diff of each changed artefact in Ansible's diff format.
     support: full
 """
 
 EXAMPLES = r"""
 - name: Show what a region migration changes on this SBC
   commsgw.routing.migration_diff:
-    config_dir: /etc/kamailio
-    files: "{{ kamailio_files }}"
+    platform: "{{ commsgw_sbc_platform | default(omit) }}"
+    platform_options: "{{ commsgw_sbc_platform_options }}"
+    artefacts: "{{ commsgw_sbc_artifacts }}"
     plan: "{{ commsgw_plans.host_plans[inventory_hostname] }}"
     site: "{{ inventory_hostname }}"
   register: migration
@@ -71,11 +67,11 @@ EXAMPLES = r"""
 
 RETURN = r"""
 onboarded:
-  description: False when O(config_dir) holds no commsgw.routing configuration yet.
+  description: False when the SBC holds no commsgw.routing configuration yet.
   returned: always
   type: bool
 pending:
-  description: True when any rendered file differs from the deployed one.
+  description: True when any rendered artefact differs from the deployed one.
   returned: always
   type: bool
 semantic:
@@ -91,17 +87,17 @@ summary:
   returned: always
   type: list
   elements: str
-file_diffs:
-  description: Unified diff per changed file name.
+artefact_diffs:
+  description: Unified diff per changed artefact name.
   returned: always
   type: dict
-changed_files:
-  description: Names of the rendered files that differ from the deployed ones.
+changed_artefacts:
+  description: Names of the rendered artefacts that differ from the deployed ones.
   returned: always
   type: list
   elements: str
 current:
-  description: The routing facts read back from the deployed files (null when none).
+  description: The routing facts read back from the deployed artefacts (null when none).
   returned: always
   type: dict
 needs_transition:
@@ -129,79 +125,52 @@ problems:
   elements: str
 latest_backup:
   description:
-    - The newest backup of the SBC's pushes, in its root-only push state directory
-      (C(/var/lib/commsgw-routing/<config dir escaped>/backups), see C(commsgw.routing.kamailio_config)); empty when none.
+    - The newest backup of the SBC's pushes a rollback can restore, as the platform names it (a directory of the
+      host's root-only push state, a revision of the device...); empty when none.
   returned: always
   type: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.commsgw.routing.plugins.module_utils.migration import transition as migration
-from ansible_collections.commsgw.routing.plugins.module_utils.host.lease import state_dir_for
-from ansible_collections.commsgw.routing.plugins.module_utils.host.push_state import latest_backup
 from ansible_collections.commsgw.routing.plugins.module_utils.core.safe_files import UnsafePathError
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import DEFAULT_PLATFORM, module_platform
+from ansible_collections.commsgw.routing.plugins.module_utils.migration import transition as migration
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.generic_module import (
+    PLATFORM_SPEC, PlatformProblem, main as generic_main, platform_and_options)
+
+ARGUMENT_SPEC = dict(PLATFORM_SPEC, artefacts={"type": "dict", "required": True},
+                     plan={"type": "dict", "required": True}, site={"type": "str", "default": ""})
 
 
-def _read(path):
+def outcome(params, run):
+    """(failed, result): the difference between the deployed and the new artefacts; shared with the action plugin."""
+    new_artefacts = {str(k): str(v) for k, v in params["artefacts"].items()}
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _certificates(platform, *file_sets):
-    """PEM text of every certificate path the old and new files name (Kamailio: tls.cfg; unreadable: None)."""
-    paths = set()
-    for files in file_sets:
-        paths.update(platform.certificate_paths(files))
-    return {path: _read(path) for path in paths}
-
-
-def main():
-    module = AnsibleModule(
-        argument_spec={
-            "config_dir": {"type": "path", "required": True},
-            "run_as_user": {"type": "str"},
-            "files": {"type": "dict", "required": True},
-            "plan": {"type": "dict", "required": True},
-            "site": {"type": "str", "default": ""},
-            "platform": {"type": "str", "default": DEFAULT_PLATFORM},
-        },
-        supports_check_mode=True,
-    )
-    params = module.params
-    config_dir = params["config_dir"]
-    new_files = {str(k): str(v) for k, v in params["files"].items()}
-    platform = module_platform(module, params["platform"])
-    names = sorted(set(new_files) | set(platform.state_files))
-    try:
-        current_files = platform.deployed_files(platform.options({"config_dir": config_dir,
-                                                                  "run_as_user": params["run_as_user"]}), names)
-        certificates = _certificates(platform, current_files, new_files)
-        current = platform.state_from_files(current_files, certificates)
-        new = platform.state_from_files(new_files, certificates)
+        platform, options = platform_and_options(params, run)
+        names = sorted(set(new_artefacts) | set(platform.state_artefacts))
+        current_artefacts = platform.deployed_artefacts(options, names)
+        certificates = platform.presented_certificates(options, [current_artefacts, new_artefacts])
+        current = platform.state_from_artefacts(current_artefacts, certificates)
+        new = platform.state_from_artefacts(new_artefacts, certificates)
+        latest = platform.latest_backup(options)
+    except PlatformProblem as exc:
+        return True, {"changed": False, "msg": str(exc)}
     except migration.MigrationError as exc:  # the read-back's ReadbackError, also from the drop to run_as_user
-        module.fail_json(msg="cannot read the configuration back: %s" % exc)
+        return True, {"changed": False, "msg": "cannot read the configuration back: %s" % exc}
+    except (UnsafePathError, OSError) as exc:
+        return True, {"changed": False, "msg": "cannot look for the SBC's backups: %s" % exc}
     if new is None:
-        module.fail_json(msg="the rendered files hold no commsgw-srv.json: render them with "
-                             "commsgw.routing.kamailio_files")
+        return True, {"changed": False, "msg": "the rendered artefacts hold no routing state: render them with the "
+                                               "render entry point of the platform's role (%s)" % platform.role}
     plan = params["plan"]
     semantic = migration.semantic_diff(current, new)
-    diffs = migration.file_diffs(current_files, new_files, config_dir, platform.file_path)
-    try:
-        latest = latest_backup(state_dir_for(config_dir))
-    except (UnsafePathError, OSError) as exc:
-        module.fail_json(msg="cannot look for the SBC's backups: %s" % exc)
+    diffs = migration.artefact_diffs(current_artefacts, new_artefacts, lambda name: platform.artefact_path(options, name))
     result = {
         "changed": False,
         "onboarded": current is not None,
         "pending": bool(diffs),
         "semantic": semantic,
         "summary": migration.summary_lines(semantic, params["site"]),
-        "file_diffs": diffs,
-        "changed_files": sorted(diffs),
+        "artefact_diffs": diffs,
+        "changed_artefacts": sorted(diffs),
         "current": current,
         "needs_transition": migration.needs_transition(plan, current),
         "transition_plan": migration.transition_plan(plan, current),
@@ -210,11 +179,14 @@ def main():
         "problems": migration.preflight(plan),
         "latest_backup": latest,
     }
-    if module._diff:
-        result["diff"] = [{"before_header": platform.file_path(config_dir, n),
-                           "after_header": platform.file_path(config_dir, n),
-                           "before": current_files.get(n) or "", "after": new_files[n]} for n in sorted(diffs)]
-    module.exit_json(**result)
+    if run.diff:
+        result["diff"] = [{"before_header": platform.artefact_path(options, n), "after_header": platform.artefact_path(options, n),
+                           "before": current_artefacts.get(n) or "", "after": new_artefacts[n]} for n in sorted(diffs)]
+    return False, result
+
+
+def main():
+    generic_main(ARGUMENT_SPEC, outcome)
 
 
 if __name__ == "__main__":

@@ -5,38 +5,23 @@
 
 DOCUMENTATION = r"""
 module: migration_wait
-short_description: Wait until a running SBC sees the given ACG peers healthy (Kamailio - dispatcher state over jsonrpc)
+short_description: Wait until a running SBC sees the given ACG peers active and the dropped ones gone
 version_added: 0.1.0
 description:
-  - Polls the live peer states of the running SBC (through its platform, O(platform); Kamailio - the
-    C(dispatcher.list) jsonrpc) until every peer in O(required) is in the
-    running peer list and active (answers its OPTIONS pings), and no peer of O(absent) is still there.
-  - A peer Kamailio has just loaded starts out active before it was ever pinged, so the check only counts
+  - Polls the live peer states of the running SBC through its platform (O(platform)) until every peer in O(required) is in the running peer list and C(active)
+    (answers its OPTIONS pings; the platform's C(probing), C(inactive) and C(disabled) are not), and no peer of
+    O(absent) is still there.
+  - A peer an SBC has just loaded may start out active before it was ever pinged, so the check only counts
     once O(min_observe_s) seconds have passed since the call; set it to at least the health window of the plan
     (OPTIONS interval times failure threshold) plus one interval, so an unreachable peer has been marked
     inactive by then.
   - Bounded; fails after O(timeout_s) seconds, naming the peers that are missing, unhealthy or lingering.
+  - For a platform reached through an API (C(connection=api)) the action plugin runs this on the controller;
+    otherwise the module runs on the SBC host.
 author: commsgw.routing contributors (@commsgw)
 extends_documentation_fragment:
-  - commsgw.routing.sbc_reader
+  - commsgw.routing.sbc_platform
 options:
-  platform:
-    description:
-      - SBC platform of this host (C(commsgw_sbc_platform)); it says how the live peer states are read.
-      - A platform registered in the collection (C(docs/platforms.md)); V(kamailio) is the one today. Another name fails
-        naming the registered ones.
-    type: str
-    default: kamailio
-  config_dir:
-    description:
-      - The live configuration directory (Kamailio - its kamailio.cfg names the jsonrpcs endpoints).
-      - Default is the platform's own (Kamailio - C(/etc/kamailio)).
-    type: path
-  run_dir:
-    description:
-      - The SBC's run directory (Kamailio - the jsonrpcs socket/FIFO when kamailio.cfg names them relatively).
-      - Default is the platform's own (Kamailio - C(/run/kamailio)).
-    type: path
   required:
     description: C(address:port) of the peers that must be active.
     type: list
@@ -68,9 +53,12 @@ options:
     type: float
     default: 0
   started_at:
-    description: When the wait began (seconds since the epoch, the host's clock, RV(started_at) of an earlier slice).
+    description: When the wait began (seconds since the epoch, the clock of where it runs, RV(started_at) of an earlier slice).
     type: float
 attributes:
+  action:
+    description: Runs on the controller for an API platform, on the SBC host otherwise; waits in slices.
+    support: full
   check_mode:
     description: Only reads; in check mode nothing is waited for (the peers of a change not made are not loaded).
     support: full
@@ -82,8 +70,8 @@ attributes:
 EXAMPLES = r"""
 - name: Wait until the new region 2 peers answer their pings
   commsgw.routing.migration_wait:
-    config_dir: /etc/kamailio
-    run_dir: /run/kamailio
+    platform: "{{ commsgw_sbc_platform | default(omit) }}"
+    platform_options: "{{ commsgw_sbc_platform_options }}"
     required: ["20.82.160.37:5061", "20.82.160.38:5061"]
     min_observe_s: 12
     timeout_s: 60
@@ -95,7 +83,7 @@ done:
   returned: always
   type: bool
 started_at:
-  description: When the wait began (seconds since the epoch, the host's clock).
+  description: When the wait began (seconds since the epoch, the clock of where it runs).
   returned: always
   type: float
 progress:
@@ -112,49 +100,44 @@ health:
   returned: always
   type: dict
 states:
-  description: C(address:port) to dispatcher flags at the last reading.
+  description: C(address:port) to its neutral state (C(active), C(inactive), C(probing), C(disabled)) at the last reading.
   returned: always
   type: dict
 """
 
 import time
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.core.progress import progress_line
 from ansible_collections.commsgw.routing.plugins.module_utils.migration import transition as migration
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.contract import PeerStateError
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import DEFAULT_PLATFORM, module_platform
-from ansible_collections.commsgw.routing.plugins.module_utils.core.progress import progress_line
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.generic_module import (
+    PLATFORM_SPEC, PlatformProblem, main as generic_main, platform_and_options)
+
+ARGUMENT_SPEC = dict(
+    PLATFORM_SPEC,
+    required={"type": "list", "elements": "str", "default": []},
+    absent={"type": "list", "elements": "str", "default": []},
+    min_observe_s={"type": "float", "default": 6.0},
+    timeout_s={"type": "float", "default": 60.0},
+    poll_s={"type": "float", "default": 0.5},
+    slice_s={"type": "float", "default": 0.0},
+    started_at={"type": "float"},
+)
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec={
-            "platform": {"type": "str", "default": DEFAULT_PLATFORM},
-            "config_dir": {"type": "path"},
-            "run_dir": {"type": "path"},
-            "run_as_user": {"type": "str"},
-            "required": {"type": "list", "elements": "str", "default": []},
-            "absent": {"type": "list", "elements": "str", "default": []},
-            "min_observe_s": {"type": "float", "default": 6.0},
-            "timeout_s": {"type": "float", "default": 60.0},
-            "poll_s": {"type": "float", "default": 0.5},
-            "slice_s": {"type": "float", "default": 0.0},
-            "started_at": {"type": "float"},
-        },
-        supports_check_mode=True,
-    )
-    params = module.params
+def outcome(params, run):
+    """(failed, result): one slice of the wait (or all of it); shared with the action plugin."""
     result = {"changed": False, "seconds": 0.0, "health": {}, "states": {}, "done": True, "progress": [],
               "started_at": params["started_at"] or time.time()}
-    if module.check_mode:
-        module.exit_json(msg="check mode: nothing loaded, nothing to wait for", **result)
+    if run.check_mode:
+        return False, dict(result, msg="check mode: nothing loaded, nothing to wait for")
     if params["timeout_s"] < params["min_observe_s"]:
-        module.fail_json(msg="timeout_s must be at least min_observe_s", **result)
-    platform = module_platform(module, params["platform"], **result)
+        return True, dict(result, msg="timeout_s must be at least min_observe_s")
     try:
-        poll = platform.peer_states(platform.options(params))
-    except OSError as exc:
-        module.fail_json(msg=str(exc), **result)
+        platform, options = platform_and_options(params, run)
+        poll = platform.peer_states(options)
+    except (PlatformProblem, OSError) as exc:
+        return True, dict(result, msg=str(exc))
     # Wall clock: a wait in slices (the action plugin) spans several module runs.
     started = params["started_at"] or time.time()
     slice_end = time.monotonic() + params["slice_s"] if params["slice_s"] > 0 else None
@@ -175,17 +158,21 @@ def main():
         result["seconds"] = round(elapsed, 2)
         if elapsed >= params["timeout_s"]:
             health = result["health"]
-            module.fail_json(msg="peers not healthy after %.0f s: missing %s, unhealthy %s, still present %s%s" % (
+            return True, dict(result, msg="peers not healthy after %.0f s: missing %s, unhealthy %s, still present %s%s" % (
                 elapsed, health.get("missing", params["required"]), health.get("unhealthy", []),
-                health.get("lingering", []), ("; last error: " + last_error) if last_error else ""), **result)
+                health.get("lingering", []), ("; last error: " + last_error) if last_error else ""))
         if slice_end is not None and time.monotonic() >= slice_end:
             result["progress"].append(progress_line(_what(params), elapsed, params["timeout_s"],
                                                     _still(result["health"], params, last_error)))
-            module.exit_json(msg=result["progress"][-1], **result)
+            return False, dict(result, msg=result["progress"][-1])
         time.sleep(params["poll_s"])
     result["seconds"] = round(time.time() - started, 2)
     result["done"] = True
-    module.exit_json(msg="%d peer(s) active after %.1f s" % (len(params["required"]), result["seconds"]), **result)
+    return False, dict(result, msg="%d peer(s) active after %.1f s" % (len(params["required"]), result["seconds"]))
+
+
+def main():
+    generic_main(ARGUMENT_SPEC, outcome)
 
 
 def _what(params):

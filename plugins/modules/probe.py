@@ -33,10 +33,10 @@ description:
     which RFC 6125 does not use): a total outage at the first call, caught at onboarding instead."
   - "MCP targets are never sent OPTIONS (they do not answer it, R-19): DNS, TCP/TLS reachability and the
     certificate only."
-  - "The SBC's own view, per platform (Kamailio: the deployed C(dispatcher.list) and the C(dispatcher.list) RPC
-    over jsonrpcs): drift against the SRV answers (missing, extra, stale) and peer states against what the probe
-    saw. Only C(active) counts as in service: an ACG peer the SBC shows C(trying), C(inactive), C(disabled) or
-    without a state is a warning naming the peer and its state, and no active peer in the local trunk group, or
+  - "The SBC's own view, through its platform (what it deployed and what it runs, C(docs/platforms.md)): drift
+    against the SRV answers (missing, extra, stale) and peer states against what the probe saw. Only C(active)
+    counts as in service: an ACG peer the SBC shows C(probing), C(inactive), C(disabled) or without a state is a
+    warning naming the peer and its state, and no active peer in the local trunk group, or
     none at all, fails the site (the SBC cannot send calls there). MCP targets are never judged by their state
     (they are not pinged, R-19)."
   - "Right after a push or restart the SBC's states are not settled yet: while ACG peers the probe reached are not
@@ -51,6 +51,8 @@ requirements:
   - dnspython >= 2.0
 extends_documentation_fragment:
   - commsgw.routing.dns
+  # platform_options; this module documents its own platform option (it takes none too).
+  - commsgw.routing.sbc_platform
 options:
   plan:
     description: The routing plan of this host's site, from RV(commsgw.routing.routing_plan#module:host_plans).
@@ -97,8 +99,11 @@ options:
     description:
       - SBC platform whose own view is read and compared (C(none) to skip). Default is this host's platform
         from the plan's C(sbcs) list.
-      - A platform registered in the collection (C(docs/platforms.md)); V(kamailio) is the one today. Another name fails
-        naming the registered ones.
+      - A platform the collection's platform registry knows (C(docs/platforms.md)), or another collection's API
+        platform as C(namespace.collection.name); another name fails naming the registered ones.
+      - For a platform reached through an API (C(connection=api)) the action plugin runs the probe on the
+        controller; otherwise the module runs where the task runs (the SBC host, or the controller with
+        C(delegate_to)).
     type: str
   sbc_settle_timeout:
     description:
@@ -107,13 +112,6 @@ options:
       - Default is the plan's health window (C(health.window_s)) plus one OPTIONS interval (C(health.interval_s))
         plus 1 s, at most 15 s.
     type: float
-  sbc_options:
-    description:
-      - Where the platform keeps its state. Kamailio keys C(config_dir) (default C(/etc/kamailio)),
-        C(dispatcher_list), C(run_dir) (default C(/run/kamailio)), C(rpc_socket), C(rpc_fifo), C(rpc_timeout_s),
-        C(run_as_user) (default C(kamailio); run as root, the view is read as this user and only its answers count).
-    type: dict
-    default: {}
   thresholds:
     description: When verdicts turn to warn or fail.
     type: dict
@@ -168,6 +166,9 @@ options:
     type: bool
     default: true
 attributes:
+  action:
+    description: Runs on the controller for an API platform, where the task runs otherwise.
+    support: full
   check_mode:
     description: Probing only reads; in check mode the report files are not written.
     support: full
@@ -190,9 +191,9 @@ EXAMPLES = r"""
   commsgw.routing.probe:
     plan: "{{ commsgw_plans.host_plans[inventory_hostname] }}"
     host: "{{ inventory_hostname }}"
-    client_cert: /etc/kamailio/tls/sbc.crt
-    client_key: /etc/kamailio/tls/sbc.key
-    ca_bundle: /etc/kamailio/tls/acg-ca.pem
+    client_cert: /etc/sbc/tls/sbc.crt
+    client_key: /etc/sbc/tls/sbc.key
+    ca_bundle: /etc/sbc/tls/acg-ca.pem
     source_address: 203.0.113.10
     report_json: /var/tmp/commsgw-probe.json
     report_junit: /var/tmp/commsgw-probe.xml
@@ -228,17 +229,17 @@ junit:
 """
 
 
-from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.core.module_files import install_text
 from ansible_collections.commsgw.routing.plugins.module_utils.probe import run as probe
+from ansible_collections.commsgw.routing.plugins.module_utils.probe.report import summary_lines, to_json, to_junit
 from ansible_collections.commsgw.routing.plugins.module_utils.probe.settings import ProbeSettings, Thresholds
 from ansible_collections.commsgw.routing.plugins.module_utils.probe.tls import tls_context
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import module_platform
-from ansible_collections.commsgw.routing.plugins.module_utils.probe.report import (
-    summary_lines, to_json, to_junit)
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.generic_module import (
+    PlatformProblem, main as generic_main, platform_and_options)
 from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import (
-    ResolverSettings, require_dnspython)
+    DNSPYTHON_IMPORT_ERROR, HAS_DNSPYTHON, ResolverSettings)
 
+NO_VIEW_HINT = " (or none to skip the SBC's view)"
 THRESHOLD_SPEC = {
     "min_healthy_peers": {"type": "int", "default": 1},
     "max_rtt_ms": {"type": "float"},
@@ -252,11 +253,12 @@ THRESHOLD_SPEC = {
 }
 
 
-def _platform(params, plan):
-    if params["platform"]:
+def view_platform(params, plan):
+    """The platform whose view is read: the option, else this host's in the plan; None: no view."""
+    if params.get("platform"):
         return None if params["platform"] == "none" else params["platform"]
     for sbc in plan.get("sbcs") or []:
-        if sbc.get("host") == params["host"]:
+        if sbc.get("host") == params.get("host"):
             return sbc.get("platform")
     return None
 
@@ -271,87 +273,107 @@ def _transports(params, plan):
     return tuple(allowed)
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec={
-            "plan": {"type": "dict", "required": True},
-            "host": {"type": "str"},
-            "timeout": {"type": "float", "default": 3.0},
-            "nameservers": {"type": "list", "elements": "str"},
-            "dns_port": {"type": "int", "default": 53},
-            "dns_timeout": {"type": "float", "default": 2.0},
-            "client_cert": {"type": "path"},
-            "client_key": {"type": "path", "no_log": False},
-            "ca_bundle": {"type": "path"},
-            "source_address": {"type": "str"},
-            "allowed_transports": {"type": "list", "elements": "str", "choices": ["tls", "tcp", "udp"],
-                                   "default": ["tls"]},
-            "concurrency": {"type": "int", "default": 64},
-            "check_provisioning_ttl": {"type": "bool", "default": True},
-            "platform": {"type": "str"},
-            "sbc_settle_timeout": {"type": "float"},
-            "sbc_options": {"type": "dict", "default": {}},
-            "thresholds": {"type": "dict", "default": {}, "options": THRESHOLD_SPEC},
-            "report_json": {"type": "path"},
-            "report_junit": {"type": "path"},
-            "fail_on_verdict": {"type": "bool", "default": True},
-        },
-        supports_check_mode=True,
-    )
-    require_dnspython(module)
-    params = module.params
+ARGUMENT_SPEC = {
+    "plan": {"type": "dict", "required": True},
+    "host": {"type": "str"},
+    "timeout": {"type": "float", "default": 3.0},
+    "nameservers": {"type": "list", "elements": "str"},
+    "dns_port": {"type": "int", "default": 53},
+    "dns_timeout": {"type": "float", "default": 2.0},
+    "client_cert": {"type": "path"},
+    "client_key": {"type": "path", "no_log": False},
+    "ca_bundle": {"type": "path"},
+    "source_address": {"type": "str"},
+    "allowed_transports": {"type": "list", "elements": "str", "choices": ["tls", "tcp", "udp"], "default": ["tls"]},
+    "concurrency": {"type": "int", "default": 64},
+    "check_provisioning_ttl": {"type": "bool", "default": True},
+    "platform": {"type": "str"},
+    "sbc_settle_timeout": {"type": "float"},
+    "platform_options": {"type": "dict", "default": {}},
+    "thresholds": {"type": "dict", "default": {}, "options": THRESHOLD_SPEC},
+    "report_json": {"type": "path"},
+    "report_junit": {"type": "path"},
+    "fail_on_verdict": {"type": "bool", "default": True},
+}
+
+
+def _problem(params):
+    """Bad input named by its option, before anything is probed; None when there is none."""
     plan = params["plan"]
+    if not HAS_DNSPYTHON:
+        from ansible.module_utils.basic import missing_required_lib  # pylint: disable=import-outside-toplevel
+        return "%s (%s)" % (missing_required_lib("dnspython"), DNSPYTHON_IMPORT_ERROR)
     if not isinstance(plan.get("trunk_groups"), list) or "site" not in plan:
-        module.fail_json(msg="plan is not a routing plan (no trunk_groups/site): pass "
-                             "routing_plan's host_plans[inventory_hostname]")
+        return "plan is not a routing plan (no trunk_groups/site): pass routing_plan's host_plans[inventory_hostname]"
     for name in ("timeout", "dns_timeout"):
         if not params[name] > 0:
-            module.fail_json(msg="%s must be positive, got %s" % (name, params[name]))
+            return "%s must be positive, got %s" % (name, params[name])
     if params["concurrency"] < 1:
-        module.fail_json(msg="concurrency must be at least 1, got %d" % params["concurrency"])
+        return "concurrency must be at least 1, got %d" % params["concurrency"]
     if params["sbc_settle_timeout"] is not None and params["sbc_settle_timeout"] < 0:
-        module.fail_json(msg="sbc_settle_timeout must not be negative, got %s" % params["sbc_settle_timeout"])
-    if params["platform"] not in (None, "", "none"):
-        module_platform(module, params["platform"], " (or none to skip the SBC's view)")
-    thresholds = Thresholds(**(params["thresholds"] or {}))
-    settings = ProbeSettings(
+        return "sbc_settle_timeout must not be negative, got %s" % params["sbc_settle_timeout"]
+    return None
+
+
+def _settings(params, plan):
+    return ProbeSettings(
         timeout_s=params["timeout"],
         resolver=ResolverSettings(nameservers=params["nameservers"] or None, port=params["dns_port"],
                                   timeout_s=params["dns_timeout"]),
         client_cert=params["client_cert"], client_key=params["client_key"], ca_bundle=params["ca_bundle"],
         source_address=params["source_address"], allowed_transports=_transports(params, plan),
         concurrency=params["concurrency"], check_provisioning_ttl=params["check_provisioning_ttl"],
-        thresholds=thresholds)
+        thresholds=Thresholds(**(params["thresholds"] or {})))
+
+
+def outcome(params, run):
+    """(failed, result) of one probe; shared with the action plugin (an API platform's probe runs on the controller)."""
+    problem = _problem(params)
+    if problem:
+        return True, {"changed": False, "msg": problem}
+    plan = params["plan"]
+    platform = view_platform(params, plan)
+    options = {}
+    try:
+        if platform:
+            platform, options = platform_and_options(dict(params, platform=platform), run, NO_VIEW_HINT)
+            platform = platform.name
+    except PlatformProblem as exc:
+        return True, {"changed": False, "msg": str(exc)}
+    settings = _settings(params, plan)
     try:
         # Load the certificates once up front: a wrong path is a configuration error, not 12 peer failures.
         tls_context(settings, "check.invalid")
     except (OSError, ValueError) as exc:
-        module.fail_json(msg="cannot load the TLS material (client_cert/client_key/ca_bundle): %s" % exc)
-
-    report = probe.run_probe(plan, settings, host=params["host"], sbc_platform=_platform(params, plan),
-                             sbc_options=params["sbc_options"], sbc_settle_s=params["sbc_settle_timeout"])
+        return True, {"changed": False, "msg": "cannot load the TLS material (client_cert/client_key/ca_bundle): %s"
+                                               % exc}
+    report = probe.run_probe(plan, settings, host=params["host"], sbc_platform=platform, platform_options=options,
+                             sbc_settle_s=params["sbc_settle_timeout"])
     summary = summary_lines(report)
     result = {"changed": False, "verdict": report["verdict"], "summary": summary, "report": report}
-    if not module.check_mode:
+    if not run.check_mode:
         try:
-            # Through Ansible's atomic_move: a CI collector never reads half a file, and a symlink planted at
-            # the path is replaced, never followed.
+            # Atomically: a CI collector never reads half a file, and a symlink planted at the path is replaced,
+            # never followed.
             if params["report_json"]:
-                install_text(module, params["report_json"], to_json([report]), create_dir=True)
+                run.write_text(params["report_json"], to_json([report]))
             if params["report_junit"]:
-                install_text(module, params["report_junit"], to_junit([report]), create_dir=True)
+                run.write_text(params["report_junit"], to_junit([report]))
                 result["junit"] = params["report_junit"]
         except OSError as exc:
-            module.fail_json(msg="cannot write the report: %s" % exc, **result)
+            return True, dict(result, msg="cannot write the report: %s" % exc)
     if report["verdict"] == "fail" and params["fail_on_verdict"]:
         lines = "\n".join(summary)
-        module.fail_json(msg="probe of site %s/%s failed:\n%s" % (report["deployment"], report["site"], lines),
-                         **result)
+        return True, dict(result, msg="probe of site %s/%s failed:\n%s" % (report["deployment"], report["site"],
+                                                                           lines))
     if report["verdict"] == "warn":
-        for reason in report["reasons"]:
-            module.warn(reason)
-    module.exit_json(msg="probe of site %s/%s: %s" % (report["deployment"], report["site"], report["verdict"]),
-                     **result)
+        result["warnings"] = list(report["reasons"])
+    return False, dict(result, msg="probe of site %s/%s: %s" % (report["deployment"], report["site"],
+                                                                report["verdict"]))
+
+
+def main():
+    generic_main(ARGUMENT_SPEC, outcome, lambda module, path, text: install_text(module, path, text, create_dir=True))
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ version_added: 0.1.0
 description:
   - A push is several tasks (install, restart or reload, rollback), each its own process on the SBC, so it holds
     the SBC for its whole length through a lease - the file C(<state_dir>.lease) with the run id, the controller,
-    the host, the pid, and when it was taken and expires. The steps of the push (C(commsgw.routing.kamailio_config),
-    C(commsgw.routing.kamailio_service)) refuse to run while another run holds it, and renew it for their own run.
+    the host, the pid, and when it was taken and expires. The steps of the push (the modules of a platform whose SBC
+    is a Linux host, C(docs/platforms.md)) refuse to run while another run holds it, and renew it for their own run.
   - The SRV refresher on the SBC skips its run while a lease is active, so it never rewrites the peer list from
     the specification a push is replacing.
   - O(state=acquired) takes the lease, or fails naming the run that holds it (after waiting up to O(wait_s));
@@ -67,13 +67,13 @@ attributes:
 EXAMPLES = r"""
 - name: Take this SBC for the push
   commsgw.routing.sbc_push_lease:
-    config_dir: /etc/kamailio
+    config_dir: /etc/sbc
     group: commsgw-srv
   register: push_lease
 
 - name: Give it back
   commsgw.routing.sbc_push_lease:
-    config_dir: /etc/kamailio
+    config_dir: /etc/sbc
     state: released
     run_id: "{{ push_lease.run_id }}"
 """

@@ -8,51 +8,23 @@ module: sbc_state_info
 short_description: Read back what an SBC runs (gathered state) in the routing plan's vocabulary, and its drift from a plan
 version_added: 0.1.0
 description:
-  - Runs on the SBC host. Reads the SBC's deployed configuration and, unless O(runtime=false), its live state,
-    and returns them in the routing plan's vocabulary (RV(gathered)) - trunk groups per region with their
-    peers (address, port, SRV priority, weight), the ACG /28s the SBC admits, MCP records, certificate paths,
-    the sha256 of each file and the running SBC's peers with their states.
-  - "Kamailio: C(commsgw-srv.json), C(peers/dispatcher.list), C(address.list), C(tls.cfg) and C(kamailio.cfg) under
-    O(config_dir); live, the C(dispatcher.list) and C(permissions.subnetDump) RPCs over jsonrpcs. Weights are
-    Kamailio's C(rweight) (relative to the priority tier's largest, 1..100); the plan's weights are compared
-    on the same scale."
-  - With O(plan), compares the plan with what the SBC runs, both its files and its running state, and names each
-    difference (RV(differences)) - an edit of a deployed file that was not reloaded shows as a difference of the
-    deployed files only.
+  - Reads what the SBC holds and, unless O(runtime=false), what it runs, through its platform (O(platform)), and
+    returns it in the routing plan's vocabulary (RV(gathered)) - trunk groups per region with their peers
+    (address, port, SRV priority, weight), the ACG /28s the SBC admits, MCP records, TLS names, a hash of each
+    artefact and the running SBC's peers with their neutral states (active, inactive, probing, disabled).
+  - What is read depends on the platform (C(docs/platforms.md)) - files and a control socket on a Linux host, or a
+    management API. Weights are compared on the platform's own scale.
+  - With O(plan), compares the plan with what the SBC holds and runs, and names each difference
+    (RV(differences)) - an edit that was not applied shows as a difference of what it holds only.
+  - For a platform reached through an API (C(connection=api)) the action plugin runs this on the controller;
+    otherwise the module runs on the SBC host.
   - Network collections call this the C(gathered) state. Only reads; the result is the same in check mode.
 author: commsgw.routing contributors (@commsgw)
 extends_documentation_fragment:
-  - commsgw.routing.sbc_reader
+  - commsgw.routing.sbc_platform
 options:
-  platform:
-    description:
-      - SBC platform of this host (C(commsgw_sbc_platform)).
-      - A platform registered in the collection (C(docs/platforms.md)); V(kamailio) is the one today. Another name fails
-        naming the registered ones.
-    type: str
-    default: kamailio
-  config_dir:
-    description:
-      - The SBC's configuration directory (C(commsgw_sbc.config_dir)).
-      - Default is the platform's own (Kamailio - C(/etc/kamailio)).
-    type: path
-  run_dir:
-    description:
-      - The SBC's run directory, which holds the jsonrpcs socket and FIFO (C(commsgw_sbc.run_dir)).
-      - Default is the platform's own (Kamailio - C(/run/kamailio)).
-    type: path
-  rpc_socket:
-    description: The jsonrpcs datagram socket, when not the one C(kamailio.cfg) declares.
-    type: path
-  rpc_fifo:
-    description: The jsonrpcs FIFO, when not the one C(kamailio.cfg) declares.
-    type: path
-  rpc_timeout_s:
-    description: Seconds to wait for each RPC answer.
-    type: float
-    default: 3
   runtime:
-    description: Also read the running SBC's state; V(false) reads the files only.
+    description: Also read the running SBC's state; V(false) reads what it holds only.
     type: bool
     default: true
   plan:
@@ -60,6 +32,9 @@ options:
       given, the module compares it with what the SBC runs.
     type: dict
 attributes:
+  action:
+    description: Runs on the controller for an API platform, on the SBC host otherwise.
+    support: full
   check_mode:
     description: Only reads.
     support: full
@@ -71,8 +46,9 @@ attributes:
 EXAMPLES = r"""
 - name: Read back what this SBC runs and compare it with its plan
   commsgw.routing.sbc_state_info:
-    config_dir: "{{ commsgw_sbc.config_dir | default('/etc/kamailio') }}"
-    run_dir: "{{ commsgw_sbc.run_dir | default('/run/kamailio') }}"
+    platform: "{{ commsgw_sbc_platform | default(omit) }}"
+    platform_options: "{{ commsgw_sbc_platform | default('')
+                          | commsgw.routing.sbc_platform_options(commsgw_sbc | default({}), hostvars[inventory_hostname]) }}"
     plan: "{{ hostvars['localhost'].commsgw_plans.host_plans[inventory_hostname] }}"
   register: sbc_state
 
@@ -83,7 +59,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 onboarded:
-  description: False when O(config_dir) holds no commsgw.routing configuration.
+  description: False when the SBC holds no commsgw.routing configuration.
   returned: always
   type: bool
 gathered:
@@ -91,8 +67,9 @@ gathered:
     - What the SBC runs (null when not onboarded) - C(deployment), C(site), C(type), C(transport), C(local_region),
       C(regions) (per region C(order), C(role), C(hostname), C(srv_name), C(ip_ranges), C(peers) with C(target),
       C(address), C(port), C(priority), C(weight)), C(acl) (C(network), C(region), C(hostname)), C(mcp), C(tls),
-      C(files) (sha256 per file), C(listen) and C(runtime) (C(regions), C(acl), C(mcp), C(peers) with their
-      C(state), C(source), C(errors); null with O(runtime=false)).
+      C(artefacts) (sha256 per artefact), C(pending) and C(runtime) (C(regions), C(acl), C(mcp), C(peers) with
+      C(group), C(uri), C(host), C(port), C(transport), neutral C(state) and the platform's C(detail), C(source),
+      C(errors); null with O(runtime=false)); a platform may add keys of its own.
   returned: always
   type: dict
 differences:
@@ -113,43 +90,38 @@ drift:
   elements: str
 """
 
-from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc import readback as sbc_readback
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import DEFAULT_PLATFORM, module_platform
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.generic_module import (
+    PLATFORM_SPEC, PlatformProblem, main as generic_main, platform_and_options)
+
+ARGUMENT_SPEC = dict(PLATFORM_SPEC, runtime={"type": "bool", "default": True}, plan={"type": "dict"})
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec={
-            "platform": {"type": "str", "default": DEFAULT_PLATFORM},
-            "config_dir": {"type": "path"},
-            "run_dir": {"type": "path"},
-            "run_as_user": {"type": "str"},
-            "rpc_socket": {"type": "path"},
-            "rpc_fifo": {"type": "path"},
-            "rpc_timeout_s": {"type": "float", "default": 3.0},
-            "runtime": {"type": "bool", "default": True},
-            "plan": {"type": "dict"},
-        },
-        supports_check_mode=True,
-    )
-    platform = module_platform(module, module.params["platform"])
-    params = platform.options(module.params)
+def outcome(params, run):
+    """(failed, result): the read-back and, with a plan, its drift; shared with the action plugin."""
+    result = {"changed": False, "onboarded": False, "gathered": None, "differences": [], "in_sync": None,
+              "drift": []}
     try:
-        state = platform.read_state(params)
+        platform, options = platform_and_options(params, run)
+        state = platform.read_state(options, params["runtime"])
+    except PlatformProblem as exc:
+        return True, dict(result, msg=str(exc))
     except sbc_readback.ReadbackError as exc:
-        module.fail_json(msg="cannot read back %s: %s" % (params["config_dir"], exc))
-    result = {"changed": False, "onboarded": state is not None, "gathered": state, "differences": [],
-              "in_sync": None, "drift": []}
+        return True, dict(result, msg="cannot read back the SBC (platform %s): %s" % (platform.name, exc))
+    result.update(onboarded=state is not None, gathered=state)
     if params["plan"] is not None:
         try:
             differences = sbc_readback.compare(params["plan"], state, platform.weight_scale)
         except (KeyError, TypeError, ValueError) as exc:
-            module.fail_json(msg="plan: not a routing plan (%s: %s); pass commsgw.routing.routing_plan's "
-                                 "host_plans[inventory_hostname]" % (type(exc).__name__, exc), **result)
+            return True, dict(result, msg="plan: not a routing plan (%s: %s); pass commsgw.routing.routing_plan's "
+                                          "host_plans[inventory_hostname]" % (type(exc).__name__, exc))
         result.update(differences=differences, in_sync=not differences,
                       drift=[d["text"] for d in differences] or ["in sync"])
-    module.exit_json(**result)
+    return False, result
+
+
+def main():
+    generic_main(ARGUMENT_SPEC, outcome)
 
 
 if __name__ == "__main__":

@@ -5,13 +5,14 @@
 
 DOCUMENTATION = r"""
 module: tls_preflight
-short_description: Check the SBC's TLS certificate, key and CA files before Kamailio uses them
+short_description: Check the TLS certificate, key and CA files of an SBC host before the SBC uses them
 version_added: 0.1.0
 description:
   - Runs on the SBC host, before anything changes, so that a bad key or certificate fails with a clear message
-    instead of a failed Kamailio start or refused TLS connections to Azure Communications Gateway.
+    instead of a failed SBC start or refused TLS connections to Azure Communications Gateway. For an SBC platform
+    whose TLS material is files on a Linux host (C(docs/platforms.md)); its role calls it.
   - Checks that every file exists and is a regular file (symlinks are followed and named), and that the user
-    Kamailio runs as (O(run_as_user)) can read it, judged from owner, group, mode bits and that user's groups,
+    the SBC runs as (O(run_as_user)) can read it, judged from owner, group, mode bits and that user's groups,
     including search (x) permission on every parent directory. POSIX ACLs are not evaluated (a warning says so).
   - Checks that the private key grants nothing to other users, is not encrypted and belongs to the certificate, and
     that a key its group may read has no member in that group besides O(run_as_user), O(key_readers) (or O(key_group_leaving)).
@@ -44,22 +45,21 @@ options:
       - Defaults to O(ca_bundle).
     type: path
   run_as_user:
-    description: The user Kamailio runs as; readability of every file is judged for this user.
+    description: The user the SBC runs as (the platform role's own variable); readability of every file is judged for this user.
     type: str
-    default: kamailio
+    required: true
   key_group_leaving:
     description:
-      - Accounts the same run takes out of the private key's group before Kamailio restarts; they do not count as
-        other members of it. The kamailio role passes its SRV refresher's user, which releases before issue 21 put
-        in Kamailio's group.
+      - Accounts the same run takes out of the private key's group before the SBC restarts; they do not count as
+        other members of it (a platform role whose earlier releases put another account in the SBC's group).
     type: list
     elements: str
     default: []
   key_readers:
     description:
       - Accounts that may read the private key through its group besides O(run_as_user), because a service of their
-        own needs it (the kamailio role passes the user of this collection's probe exporter, which sends its OPTIONS
-        over mutual TLS with the SBC's certificate). Anyone else in the key's group is an error.
+        own needs it (the user of this collection's probe exporter, which sends its OPTIONS over mutual TLS with the
+        SBC's certificate). Anyone else in the key's group is an error.
     type: list
     elements: str
     default: []
@@ -74,15 +74,16 @@ attributes:
 """
 
 EXAMPLES = r"""
-- name: Check the TLS files before configuring Kamailio
+- name: Check the TLS files before configuring the SBC
   commsgw.routing.tls_preflight:
-    certificate: /etc/kamailio/tls/sbc.crt
-    private_key: /etc/kamailio/tls/sbc.key
-    ca_bundle: /etc/kamailio/tls/acg-ca.pem
-    chain_ca: /etc/kamailio/tls/operator-root.pem
+    certificate: /etc/sbc/tls/sbc.crt
+    private_key: /etc/sbc/tls/sbc.key
+    ca_bundle: /etc/sbc/tls/acg-ca.pem
+    chain_ca: /etc/sbc/tls/operator-root.pem
+    run_as_user: sbc
   become: true
 
-- name: Kamailio runs as another user; warn 60 days ahead
+- name: Another layout; warn 60 days ahead
   commsgw.routing.tls_preflight:
     certificate: /etc/ssl/sbc/chain.pem
     private_key: /etc/ssl/private/sbc.key
@@ -103,9 +104,9 @@ errors:
   type: list
   elements: str
   sample:
-    - "private_key /etc/kamailio/tls/sbc.key: user kamailio (groups kamailio) cannot read it (mode 0600, owner root,
-      group root); expected read access for kamailio, e.g. chown root:kamailio /etc/kamailio/tls/sbc.key &&
-      chmod 0640 /etc/kamailio/tls/sbc.key"
+    - "private_key /etc/sbc/tls/sbc.key: user sbc (groups sbc) cannot read it (mode 0600, owner root,
+      group root); expected read access for sbc, e.g. chown root:sbc /etc/sbc/tls/sbc.key &&
+      chmod 0640 /etc/sbc/tls/sbc.key"
 warnings_found:
   description: Every warning as one line (C(warnings) is reserved by Ansible for displayed warnings).
   returned: always
@@ -149,18 +150,18 @@ checked:
   returned: always
   type: dict
   sample:
-    run_as_user: {name: kamailio, uid: 107, gid: 113, groups: [kamailio]}
-    chain_ca: /etc/kamailio/tls/operator-root.pem
+    run_as_user: {name: sbc, uid: 107, gid: 113, groups: [sbc]}
+    chain_ca: /etc/sbc/tls/operator-root.pem
     key_matches_certificate: true
     chain_verified: true
     files:
       private_key:
-        path: /etc/kamailio/tls/sbc.key
-        resolved: /etc/kamailio/tls/sbc.key
+        path: /etc/sbc/tls/sbc.key
+        resolved: /etc/sbc/tls/sbc.key
         symlink: false
         mode: "0640"
         owner: root
-        group: kamailio
+        group: sbc
         readable_by_run_as_user: true
 """
 
@@ -176,7 +177,7 @@ def main():
             "private_key": {"type": "path", "required": True},
             "ca_bundle": {"type": "path", "required": True},
             "chain_ca": {"type": "path"},
-            "run_as_user": {"type": "str", "default": "kamailio"},
+            "run_as_user": {"type": "str", "required": True},
             "expiry_warning_days": {"type": "int", "default": 30},
             # Account names, not a secret.
             "key_group_leaving": {"type": "list", "elements": "str", "default": [], "no_log": False},

@@ -18,14 +18,14 @@ ROLE = ROOT / "roles" / "kamailio"
 
 def refresher_libraries() -> list[str]:
     """File names of the refresher's libraries, as the role installs them."""
-    return list(shipped_files())
+    return list(shipped_files("kamailio.refresher"))
 
 
 def install_refresher(where: Path) -> Path:
     """Write the script (as ``commsgw-srv-refresh``) and its libraries into ``where``; the script's path."""
     script = where / "commsgw-srv-refresh"
     shutil.copy(ROLE / "files" / "commsgw-srv-refresh.py", script)
-    for name, text in shipped_files().items():
+    for name, text in shipped_files("kamailio.refresher").items():
         (where / name).parent.mkdir(parents=True, exist_ok=True)
         (where / name).write_text(text, encoding="utf-8")
     return script

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Kamailio 6.0 for the TLS conformance scenarios, on Debian 12 as well as Debian 13.
 
-Kamailio 5.6 (Debian 12) corrupts memory under TLS with OpenSSL 3 (see kamailio-notes.md), so the
+Kamailio 5.6 (Debian 12) corrupts memory under TLS with OpenSSL 3 (see docs/kamailio-notes.md), so the
 TLS scenarios always run on 6.0. On a Debian 13 machine that is the host's own ``kamailio``; on a
 Debian 12 machine we build a Debian 13 (trixie) root filesystem with debootstrap, install
 ``kamailio`` + ``kamailio-tls-modules`` inside it, and cache it as a zstd tarball under

@@ -22,7 +22,7 @@ Usage::
         print(lab.ssh("sbc1", "kamailio -v").stdout)
         hostvars = lab.inventory_vars("sbc1")   # ansible_host, ansible_user=ops, become password...
 
-See docs in /work/shared/docs/sbc-host-containers.md (measured facts) for the why of the flags.
+See docs/sbc-host-containers.md (measured facts) for the why of the flags.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import typing as t
 from pathlib import Path
 
@@ -30,6 +31,23 @@ def needs(*programs: str) -> pytest.MarkDecorator:
     missing = [name for name in programs if shutil.which(name) is None]
     return pytest.mark.skipif(bool(missing), reason="needs %s" % ", ".join(
         "%s (%s)" % (name, PACKAGES.get(name, name)) for name in missing))
+
+
+def play(inventory: Path, args: t.Sequence[str], log_dir: Path, check: bool = True,
+         collections: t.Sequence[Path] = (), timeout_s: float = 300) -> subprocess.CompletedProcess[str]:
+    """``ansible-playbook -i inventory args`` from the checkout with its ansible.cfg (``collections``: more
+    collection roots after the checkout's own); the output is kept in ``log_dir``, and with ``check`` a failure is
+    an AssertionError holding the output's tail."""
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory)] + list(args)
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    if collections:
+        env["ANSIBLE_COLLECTIONS_PATH"] = os.pathsep.join([str(REPO / ".collections")] + [str(c) for c in collections])
+    proc = subprocess.run(cmd, cwd=str(REPO), env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
+    (log_dir / ("play-%d.log" % time.monotonic_ns())).write_text(proc.stdout + proc.stderr)
+    if check and proc.returncode != 0:
+        raise AssertionError("ansible-playbook %s failed (%d):\n%s\n%s" % (
+            list(args), proc.returncode, proc.stdout[-8000:], proc.stderr[-2000:]))
+    return proc
 
 
 def run_module(module: str, args: dict[str, t.Any], tmp_path: Path) -> tuple[int, dict[str, t.Any]]:

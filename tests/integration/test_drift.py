@@ -128,7 +128,7 @@ def test_reloaded_hand_edits_are_named_for_files_and_running_sbc(sbc: Sbc) -> No
     assert rc != 0, lines
     weight = "region region1 peer %s:5060 weight: 80, plan: 33" % P2
     acl = "ACL does not admit %s: absent, plan: %s" % (PEERS, PEERS)
-    for source in ("deployed files", "running SBC"):
+    for source in ("deployed configuration", "running SBC"):
         assert any(line.startswith("%s: %s (regions.region1.peers[%s:5060].weight <> trunk_groups[0].peers[p2.%s]"
                                    ".weight)" % (source, weight, P2, DOMAIN)) for line in lines), lines
         assert any(line.startswith("%s: %s (acl <> acl.ranges[0])" % (source, acl)) for line in lines), lines
@@ -142,7 +142,7 @@ def test_file_edit_without_reload_is_named_for_the_files_only(sbc: Sbc) -> None:
     sbc.edit("dispatcher.list", next(line for line in text.splitlines() if P1 + ":5060" in line) + "\n", "")
     rc, lines = _drift(sbc, "-e", "commsgw_drift_fail=false", check=True)
     assert rc == 0
-    assert lines == ["deployed files: region region1 peer %s:5060: absent, plan: %s:5060 "
+    assert lines == ["deployed configuration: region region1 peer %s:5060: absent, plan: %s:5060 "
                      "(regions.region1.peers <> trunk_groups[0].peers[p1.%s].addresses)" % (P1, P1, DOMAIN)], lines
     assert _drift(sbc)[0] != 0  # failing is the default
 
@@ -193,7 +193,7 @@ def test_a_push_cut_off_before_its_restart_is_reported_and_completed_by_the_next
         _cut_off_push(sbc)
         assert (sbc.etc / "kamailio.cfg").read_text() != cfg and sbc.pid() == pid
         rc, lines = _drift(sbc, "-e", "commsgw_drift_fail=false", check=True)
-        assert any(line.startswith("running SBC: restart pending: files kamailio.cfg changed ") for line in lines), lines
+        assert any(line.startswith("running SBC: restart pending: kamailio.cfg changed ") for line in lines), lines
         assert _drift(sbc)[0] != 0
         out = sbc.play(["playbooks/onboard.yml"]).stdout
         assert re.search(r"TASK \[commsgw.routing.kamailio : Restart Kamailio because its core configuration changed"

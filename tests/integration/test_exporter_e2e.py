@@ -254,7 +254,7 @@ def test_status_page_shows_the_failed_region_without_console_errors(rig: Rig) ->
         assert sorted(r[0] for r in rows) == sorted("%s:5061" % a for a in rig.region_peers("region1"))
         assert all(r[1] == "peer p-fail" and r[2] == "no_reply" for r in rows), rows
         # Kamailio took the silent peers out of service by itself: the SBC's own view says so.
-        assert {r[3] for r in rows} <= {"inactive", "trying"}, rows
+        assert {r[3] for r in rows} <= {"inactive", "probing"}, rows
         region2 = page.evaluate("[...document.querySelectorAll('.group[data-region=\"region2\"] tr.peer')]"
                                 ".map(r => r.cells[2].textContent)")
         assert region2 and all(state.startswith("healthy (200") for state in region2), region2

@@ -66,13 +66,13 @@ def lab_options(lab: AcgLab) -> dict[str, t.Any]:
     return {"config_dir": str(lab.cfg_dir), "run_dir": str(lab.run_dir), "run_as_user": "root"}
 
 
-def run(lab: AcgLab, **sbc_options: t.Any) -> dict[str, t.Any]:
+def run(lab: AcgLab, **platform_options: t.Any) -> dict[str, t.Any]:
     settings = probe.ProbeSettings(
         timeout_s=1.5, allowed_transports=("udp",), check_provisioning_ttl=False,
         resolver=ResolverSettings(nameservers=[lab.dns.address], port=lab.dns.port))
     options = lab_options(lab)
-    options.update(sbc_options)
-    return probe.run_probe(lab.plan, settings, host="sbc-ams-1", sbc_platform="kamailio", sbc_options=options)
+    options.update(platform_options)
+    return probe.run_probe(lab.plan, settings, host="sbc-ams-1", sbc_platform="kamailio", platform_options=options)
 
 
 def test_in_sync_then_drift_then_stale(lab: AcgLab, peers: dict[str, SippPeer]) -> None:
@@ -85,7 +85,7 @@ def test_in_sync_then_drift_then_stale(lab: AcgLab, peers: dict[str, SippPeer]) 
     assert sbc["missing"] == sbc["extra"] == sbc["stale"] == [], sbc
     assert sbc["state_mismatch"] == [], sbc
     states = {d["address"]: d["state"] for d in sbc["destinations"]}
-    assert states[R1[2]] == "inactive" and states[R1[0]] in ("active", "trying")
+    assert states[R1[2]] == "inactive" and states[R1[0]] in ("active", "probing")
     assert report["verdict"] == "warn", report["reasons"]  # region 1 degraded by its silent peer, no drift
 
     # DNS moves on (ACG replaced peer .2 by .4) and nobody refreshed the SBC: drift, the task fails.
@@ -121,13 +121,14 @@ def test_in_sync_then_drift_then_stale(lab: AcgLab, peers: dict[str, SippPeer]) 
 
 def test_sbc_view_settles_after_a_restart(lab: AcgLab, peers: dict[str, SippPeer],
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every reachable peer in "trying" when the SBC view is first read, as right after a restart:
-    the probe reads again until Kamailio's own OPTIONS have them active, and says how long that took."""
+    """Every reachable peer probing ("trying" in Kamailio's words) when the SBC view is first read, as right after
+    a restart: the probe reads again until Kamailio's own OPTIONS have them active, and says how long that took."""
     lab.reset_peers()
     assert lab.wait_peer_state(R1[2], False, 8.0) is not None, "Kamailio never took the silent peer out"
     rows = [(int(line.split()[0]), line.split()[1]) for line in lab.files["dispatcher.list"].splitlines()
             if line.strip() and not line.startswith("#") and R1[2] not in line]
-    real = probe.SBC_VIEWS["kamailio"]
+    real_reader = probe.sbc_view_reader
+    real = t.cast(t.Callable[[t.Mapping[str, t.Any]], probe.SbcView], real_reader("kamailio"))
     first_states: list[dict[str, t.Optional[str]]] = []
 
     def unsettled_first(options: t.Mapping[str, t.Any]) -> probe.SbcView:
@@ -139,7 +140,7 @@ def test_sbc_view_settles_after_a_restart(lab: AcgLab, peers: dict[str, SippPeer
             first_states.append({d.host: d.state for d in view.runtime or []})
         return view
 
-    monkeypatch.setitem(probe.SBC_VIEWS, "kamailio", unsettled_first)
+    monkeypatch.setattr(probe, "sbc_view_reader", lambda name: unsettled_first if name == "kamailio" else real_reader(name))
     try:
         report = run(lab)
     finally:
@@ -147,7 +148,7 @@ def test_sbc_view_settles_after_a_restart(lab: AcgLab, peers: dict[str, SippPeer
     print("\n".join(summary_lines(report)))
     sbc = report["sbc_view"]
     settle = sbc["settle"]
-    assert {first_states[0][address] for address in R1[:2] + R2} == {"trying"}
+    assert {first_states[0][address] for address in R1[:2] + R2} == {"probing"}
     assert settle["settled"] and settle["readings"] > 1 and 0 < settle["waited_s"] <= settle["limit_s"], settle
     assert settle["text"].startswith("settled after ")
     assert [e["peer"].split()[1] for e in sbc["not_active"]] == ["%s:5060" % R1[2]]  # the silent one
@@ -172,7 +173,7 @@ def test_state_mismatch_and_unreadable_sbc(lab: AcgLab, peers: dict[str, SippPee
             timeout_s=1.5, allowed_transports=("udp",), check_provisioning_ttl=False,
             resolver=ResolverSettings(nameservers=[lab.dns.address]),
             thresholds=probe.Thresholds(fail_on_state_mismatch=True)), sbc_platform="kamailio",
-            sbc_options=lab_options(lab))
+            platform_options=lab_options(lab))
         assert strict["sbc_view"]["verdict"] == "fail"
     finally:
         lab.reset_peers()

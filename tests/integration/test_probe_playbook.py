@@ -76,8 +76,8 @@ def lab_acg(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[dict[str, t.
                  "commsgw_probe_client_key": str(pki.sbc.key), "commsgw_probe_ca_bundle": str(pki.acg_ca.cert),
                  "commsgw_probe_thresholds": {"cert_expiry_warn_days": 7},
                  # No Kamailio runs in this lab: point the SBC view at an empty directory.
-                 "commsgw_probe_sbc_options": {"config_dir": str(work / "no-kamailio"),
-                                               "run_dir": str(work / "no-kamailio")},
+                 "commsgw_probe_platform_options": {"config_dir": str(work / "no-kamailio"),
+                                                    "run_dir": str(work / "no-kamailio")},
                  "commsgw_probe_report_dir": str(work / "reports"),
                  # The inventory's default lab dir is the checkout's .lab: SBC paths may hold no space, a clone's may.
                  "commsgw_lab_dir": str(work / "lab")}

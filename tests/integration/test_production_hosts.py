@@ -37,6 +37,8 @@ from harness.sbc_hosts import Guest, SbcHostLab
 from harness.sipp import SippCaller, SippPeer
 from harness.tools import needs
 
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.shipped import shipped_files
+
 # One SBC host suite at a time (tests/conftest.py: guest names and the CPU of their boots are shared).
 # An SBC host suite, sharing one worker with test_sbc_hosts (tests/conftest.py).
 pytestmark = [needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh"), pytest.mark.sbc_hosts,
@@ -74,7 +76,15 @@ DEPLOYMENT: dict[str, t.Any] = {
 }
 
 
-RPC = ("import json, sys\n"
+# The collection's own client (kamailio/runtime.py and what it imports, as sbc/shipped.py ships it next to the SRV
+# refresher), unpacked into a private directory inside the guest and asked as root.
+RPC = ("import json, os, sys, tempfile\n"
+       "lib = tempfile.mkdtemp()\n"
+       "for name, text in json.loads(sys.stdin.readline()).items():\n"
+       "    os.makedirs(os.path.dirname(os.path.join(lib, name)), exist_ok=True)\n"
+       "    open(os.path.join(lib, name), 'w').write(text)\n"
+       "sys.path.insert(0, lib)\n"
+       "from kamailio.runtime import JsonRpc, rpc_endpoints\n"
        "cfg = open('/etc/kamailio/kamailio.cfg').read()\n"
        "print(json.dumps(JsonRpc(rpc_endpoints(cfg, '/run/kamailio'), 5.0).call(sys.argv[1])))\n")
 
@@ -143,9 +153,10 @@ class Hosts:
 
     def rpc(self, guest: Guest, method: str) -> t.Any:
         """A jsonrpc call to the running Kamailio, made inside the guest as root (the collection's
-        own client, kamailio/runtime.py, fed to the guest's python3 on stdin)."""
-        source = (ROOT / "plugins" / "module_utils" / "kamailio" / "runtime.py").read_text()
-        proc = self.lab.ssh(guest.name, "python3 - " + method, become=True, input=source + "\n" + RPC, timeout=30)
+        own client, RPC above, fed to the guest's python3 with its files on one line)."""
+        script = "exec(%r)" % RPC
+        proc = self.lab.ssh(guest.name, "python3 -c %s %s" % (shlex.quote(script), shlex.quote(method)), become=True,
+                            input=json.dumps(shipped_files("kamailio.runtime")) + "\n", timeout=30)
         assert proc.returncode == 0, "%s: %s failed: %s" % (guest.name, method, proc.stderr[-2000:])
         return json.loads(proc.stdout)
 

@@ -9,7 +9,7 @@ cross-device fallbacks, a symlink at the target replaced and never followed) and
 task's file arguments (mode, owner, group, SELinux, attributes) with ``set_fs_attributes_if_different``.
 The SRV refresher runs without Ansible on the SBC and keeps ``safe_files.write_text_atomic``.
 
-``prune_backups`` keeps the newest ``keep`` backups of kamailio_config and never the one just made.
+``prune_backups`` keeps the newest ``keep`` backups of a push and never the one just made.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@
   O_CREAT|O_EXCL|O_NOFOLLOW (``tempfile.mkstemp``) in the target's directory, then is renamed over the
   target. A symlink planted at the target is replaced, never followed; nothing else is ever opened by
   its predictable name. Standard library only: it is shipped to SBC hosts with the refresher.
-* ``owned_directory``: a directory a daemon works in (Kamailio's work dir) is created private, or, when
+* ``owned_directory``: a directory a daemon works in (the SBC's work dir) is created private, or, when
   it exists, accepted only if it is a real directory (no symlink) owned by root or by that daemon's user.
 * ``open_root_directory``: a directory only root may change (the push state: backups, the pending restart,
   the push lease), opened as a file descriptor by walking from ``/`` without following a symlink, every
@@ -45,7 +45,7 @@ def write_text_atomic(path: str, text: str, mode: t.Optional[int] = 0o644, dir_m
     The one atomic writer of the collection; the options are what its callers need:
 
     * ``mode``: the file's final mode, less the process umask unless ``umask`` is False;
-    * ``group``: chown the file to this gid (the refresher's unprivileged unit: Kamailio's group);
+    * ``group``: chown the file to this gid (a refresher's unprivileged unit: the SBC's group);
     * ``keep_existing``: when ``path`` exists, the new file takes its mode and (where allowed) owner instead;
     * ``dir_mode``: a missing directory is created with it; None: the directory must exist;
     * ``prefix``: of the temporary name (default ``.<name>.``);
@@ -98,7 +98,7 @@ def owned_directory(path: str, what: str, uid: int = -1, gid: int = -1, mode: in
 
     An existing directory must not be a symlink and must belong to root or ``uid``: a directory of a
     predictable name in a shared place (/var/tmp/...) could have been created by any local user, who
-    would then read Kamailio's core files or swap what it writes. ``what`` names the option in errors.
+    would then read the SBC's core files or swap what it writes. ``what`` names the option in errors.
     """
     try:
         info = os.lstat(path)
@@ -191,4 +191,4 @@ def _trusted(uid: int) -> t.Set[int]:
 
 
 def _owner_text(uid: int) -> str:
-    return " or uid %d (the user Kamailio runs as)" % uid if uid > 0 else ""
+    return " or uid %d (the user the SBC runs as)" % uid if uid > 0 else ""

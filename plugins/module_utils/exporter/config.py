@@ -18,6 +18,7 @@ import re
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.probe.settings import ProbeSettings, Thresholds
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import UnknownPlatform, get_platform
 from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import ResolverSettings
 
 SCHEMA_VERSION = 1
@@ -64,7 +65,7 @@ class Site:
     nameservers: t.Optional[tuple[str, ...]] = None
     dns_port: int = 53
     platform: t.Optional[str] = None
-    sbc_options: t.Mapping[str, t.Any] = dataclasses.field(default_factory=dict)
+    platform_options: t.Mapping[str, t.Any] = dataclasses.field(default_factory=dict)
     thresholds: Thresholds = Thresholds()
 
 
@@ -190,7 +191,7 @@ def _site(name: str, raw: t.Any) -> Site:
                 ca_bundle=_get(raw, "ca_bundle", path, str), source_address=_get(raw, "source_address", path, str),
                 nameservers=_strings(raw, "nameservers", path) or None, dns_port=dns_port,
                 platform=_get(raw, "platform", path, str) or None,
-                sbc_options=dict(_get(raw, "sbc_options", path, dict, {})),
+                platform_options=dict(_get(raw, "platform_options", path, dict, {})),
                 thresholds=_thresholds(_get(raw, "thresholds", path, dict, {}), path + ".thresholds"))
 
 
@@ -256,8 +257,14 @@ def probe_arguments(site: Site, module: Module, budget_s: float) -> dict[str, t.
     dns_timeout = min(module.dns_timeout_s, max(0.1, budget_s * 0.25))
     peer_timeout = min(module.timeout_s, max(0.1, budget_s * 0.5))
     left = max(0.1, budget_s - dns_timeout - peer_timeout)
-    sbc_options = dict(site.sbc_options)
-    sbc_options["rpc_timeout_s"] = min(float(sbc_options.get("rpc_timeout_s") or 3.0), max(0.1, left * 0.5))
+    options = dict(site.platform_options)
+    try:
+        platform = get_platform(site.platform) if site.platform else None
+    except UnknownPlatform:
+        platform = None  # the probe reports it
+    if platform is not None:  # one read of the SBC bounded by what the scrape has left
+        given = platform.with_defaults(options).get(platform.read_timeout)
+        options[platform.read_timeout] = min(float(given or budget_s), max(0.1, left * 0.5))
     transports = () if site.vantage == "management" else tuple(
         tr for tr in site.allowed_transports if tr in module.transports)
     settings = ProbeSettings(
@@ -268,4 +275,4 @@ def probe_arguments(site: Site, module: Module, budget_s: float) -> dict[str, t.
         user_agent="commsgw-probe-exporter", check_provisioning_ttl=module.check_provisioning_ttl,
         thresholds=site.thresholds)
     return {"plan": site.plan, "settings": settings, "host": site.host, "sbc_platform": site.platform,
-            "sbc_options": sbc_options, "sbc_settle_s": min(module.sbc_settle_s, max(0.0, left - 0.5))}
+            "platform_options": options, "sbc_settle_s": min(module.sbc_settle_s, max(0.0, left - 0.5))}

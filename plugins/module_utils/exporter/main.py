@@ -33,6 +33,8 @@ from ansible_collections.commsgw.routing.plugins.module_utils.exporter.config im
 from ansible_collections.commsgw.routing.plugins.module_utils.exporter.runner import ProbeRunner
 from ansible_collections.commsgw.routing.plugins.module_utils.exporter.server import ExporterServer
 from ansible_collections.commsgw.routing.plugins.module_utils.exporter.web import hash_password, load_web_config
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import (
+    DEFAULT_PLATFORM, UnknownPlatform, get_platform)
 
 LOG = logging.getLogger("commsgw-probe-exporter")
 PROGRAM = "commsgw-probe-exporter"
@@ -110,12 +112,19 @@ LAZY_MODULES = ("encodings.idna", "encodings.unicode_escape", "encodings.ascii",
                 "dns.rdtypes.ANY.CNAME", "dns.rdtypes.ANY.SOA", "dns.rdtypes.ANY.PTR")
 
 
-def preload() -> None:
+def preload(config: ExporterConfig) -> None:
     for name in LAZY_MODULES:
         try:
             importlib.import_module(name)
         except ImportError:
             pass  # dnspython missing: the probe reports it per run
+    # A platform's hooks (its readers and RPC client, and what they import: fcntl...) load on first use
+    # (sbc.registry): here, for every site's platform, while the interpreter's files are still readable.
+    for site in config.sites.values():
+        try:
+            get_platform(site.platform or DEFAULT_PLATFORM).hooks()
+        except UnknownPlatform:
+            pass  # the probe reports it per run
 
 
 def _daemonize(pid_file: str) -> bool:
@@ -165,7 +174,7 @@ def serve(args: argparse.Namespace) -> int:
             return 0
         if _daemonize(args.pid_file):
             return 0
-    preload()
+    preload(config)
     drop_privileges(args.user, args.groups)
     runner = ProbeRunner(config)
     server = ExporterServer(config, runner, web)

@@ -21,7 +21,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.probe.settings imp
 GAUGE, COUNTER = "gauge", "counter"
 VERDICTS = ("pass", "warn", "fail")
 # The SBC's own view of a peer, platform-neutral: "absent" = not in its list, "unknown" = listed, no state.
-SBC_STATES = ("active", "inactive", "trying", "disabled", "unknown", "absent")
+SBC_STATES = ("active", "inactive", "probing", "disabled", "unknown", "absent")
 FAILURE_LABELS = ("none",) + tuple(FAILURE_CLASSES) + ("other",)
 MAX_LABEL_CHARS = 256
 MANAGEMENT_NOTE = (" With vantage=\"management\" (an SBC reached through a management API) the exporter sends no "
@@ -66,7 +66,7 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "commsgw_sbc_view_verdict": (GAUGE, "Verdict on the SBC's own view (drift, states), one-hot over "
                                         "pass/warn/fail."),
     "commsgw_sbc_peer_state": (GAUGE, "The SBC's own state of each ACG peer, platform-neutral (active, inactive, "
-                                      "trying, disabled, unknown, absent = not in its list): one series per peer, "
+                                      "probing, disabled, unknown, absent = not in its list): one series per peer, "
                                       "value 1." + MANAGEMENT_NOTE),
     "commsgw_sbc_peer_state_mismatch": (GAUGE, "1 when the SBC's state of the peer (active or not) disagrees with "
                                                "what the probe saw."),

@@ -7,7 +7,7 @@ A push is several Ansible tasks, each its own process on the SBC, so a lock held
 span it. The role takes a *lease* when its push starts and gives it back at its end or rescue: the file
 ``<state dir>.lease`` (next to the SBC's push state, see ``state_dir_for``) holds ``run_id``, ``controller``,
 ``host``, ``pid``, ``taken``, ``expires`` and ``ttl_s`` as JSON; empty, or past ``expires``, means free.
-Every step of the push (kamailio_config, kamailio_service) checks that the lease is its run's (or free)
+Every step of the push (the push modules of a host platform) checks that the lease is its run's (or free)
 and renews it, and does its file operations under ``flock(LOCK_EX)`` of the same file. The SRV refresher
 holds ``LOCK_SH`` on it for its whole run and skips the run while a lease is active, so it never rewrites
 the peer list from a spec a push is replacing.
@@ -51,7 +51,7 @@ class LeaseBusy(RuntimeError):
 
 
 def _escape(path: str) -> str:
-    """``/etc/kamailio`` -> ``etc-kamailio`` (as systemd-escape --path): one directory name per path."""
+    """``/etc/sbc`` -> ``etc-sbc`` (as systemd-escape --path): one directory name per path."""
     trimmed = os.path.normpath(path).strip("/")
     out = []
     for index, char in enumerate(trimmed):

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The file work of a push and of a rollback on the SBC host, platform-neutral (issue 21).
 
-The module (Kamailio: kamailio_config) decides what changed and what the running SBC needs for it (a restart or
+The push module of a host platform decides what changed and what the running SBC needs for it (a restart or
 reloads); ``install`` and ``restore`` do the rest, the caller holding the push lock (``push_lease.push_step``):
 
 * take over the backups an older release kept in the configuration directory (``push_state.import_old_backups``);
@@ -31,7 +31,7 @@ class Target:
     ``prepare(dir_fd, temp_name, name)`` gives a staged file its owner and mode (through ``dir_fd``: a
     subdirectory may belong to another user); ``restart``/``reload``: what the running SBC needs to take the
     change (noted as pending before the first rename); ``subdirs``: files that live in a subdirectory of
-    ``config_dir`` (name -> subdirectory, e.g. Kamailio's peer list in the refresher's ``peers``), reached
+    ``config_dir`` (name -> subdirectory, e.g. a peer list in a refresher's own ``peers``), reached
     through the configuration directory's fd without following a link."""
 
     config_dir: str
@@ -71,7 +71,7 @@ class _Dirs:
             os.close(fd)
 
 
-def pending(state_dir: str, pid_file: str) -> t.Optional[dict[str, t.Any]]:
+def pending(state_dir: str, pid_file: str, program: bytes) -> t.Optional[dict[str, t.Any]]:
     """What an earlier run left for the running SBC to do, unless its process (``pid_file``) started since."""
     state_fd = push_state.open_state_dir(state_dir, create=False)
     try:
@@ -79,7 +79,7 @@ def pending(state_dir: str, pid_file: str) -> t.Optional[dict[str, t.Any]]:
     finally:
         if state_fd is not None:
             os.close(state_fd)
-    return push_state.outstanding(noted, push_state.process_started_at(pid_file))
+    return push_state.outstanding(noted, push_state.process_started_at(pid_file, program))
 
 
 def _swap(target: Target, dirs: _Dirs, state_fd: int, writes: t.Mapping[str, bytes],

@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The push state of one SBC on its host, where only root can change it (issue 21).
 
-The state directory (``push_lease.state_dir_for(config_dir)``: ``/var/lib/commsgw-routing/etc-kamailio`` for
-``/etc/kamailio``; root's, 0700) is reached only through a descriptor (``safe_files.open_root_directory``)::
+The state directory (``push_lease.state_dir_for(config_dir)``: ``/var/lib/commsgw-routing/etc-sbc`` for
+``/etc/sbc``; root's, 0700) is reached only through a descriptor (``safe_files.open_root_directory``)::
 
     backups/<UTC time>/   the files one push replaced, and ``.absent``: the names it created (a restore removes them)
     pending.json          what the running SBC still has to do to run the deployed files:
@@ -308,11 +308,11 @@ def outstanding(pending: t.Optional[dict[str, t.Any]], started_at: t.Optional[fl
     return pending
 
 
-def process_started_at(pid_file: str, name: bytes = b"kamailio") -> t.Optional[float]:
+def process_started_at(pid_file: str, name: bytes) -> t.Optional[float]:
     """When the process of ``pid_file`` started (epoch seconds, never later than the truth); None when it
     does not run or its program is not ``name``."""
     try:
-        # Kamailio's own directory: no symlink followed, no FIFO waited on.
+        # The SBC's own run directory: no symlink followed, no FIFO waited on.
         run_dir = os.open(os.path.dirname(pid_file) or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             pid = int((read_file(run_dir, os.path.basename(pid_file)) or b"").strip()[:20])

@@ -14,6 +14,7 @@ import dataclasses
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import Findings
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import DEFAULT_PLATFORM
 
 DEPLOYMENT_TYPES = ("production", "lab")
 ACG_TRANSPORTS = ("tls", "tcp", "udp")
@@ -75,7 +76,7 @@ class Sbc:
 
     host: str
     site: t.Any = None
-    platform: t.Any = "kamailio"
+    platform: t.Any = DEFAULT_PLATFORM
 
     @property
     def path(self) -> str:

@@ -3,9 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Azure region catalog (display and programmatic names, geographies, pairs, ACG management regions).
 
-The YAML below is a verbatim copy of the project's shared ``azure-regions.yaml``, source note
-included. It lives inside a Python module so that it travels with every module (AnsiballZ only
-ships Python files). ``tests/unit/inventory/test_region_catalog.py`` keeps it honest.
+The YAML below is a verbatim copy of ``tests/data/azure-regions.yaml``, source note included. It lives
+inside a Python module so that it travels with every module (AnsiballZ only ships Python files).
+``tests/unit/inventory/test_region_catalog.py`` keeps it honest.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Kamailio's view of its ACG peers for the probe: runtime destinations and states over jsonrpcs
-(``dispatcher.list`` RPC), configured ones from the deployed dispatcher.list. The parsers are the
-read-back's (``kamailio.readback``), which migration and ``sbc_state_info`` use too.
+(``dispatcher.list`` RPC), configured ones from the deployed dispatcher.list, in the view's neutral terms.
+The parsers are the read-back's (``kamailio.readback``, ``kamailio.live``), which migration and
+``sbc_state_info`` use too.
 """
 
 from __future__ import annotations
@@ -13,23 +14,28 @@ import os
 import time
 import typing as t
 
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import live
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback as kb
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import (
     PEERS_SUBDIR, file_path, read_nofollow)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.refresher_health import STATE_NAME, stale
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import DEFAULT_CONFIG_DIR, RpcError
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import DEFAULT_CONFIG_DIR
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import RpcError
 from ansible_collections.commsgw.routing.plugins.module_utils.probe.view import SbcDestination, SbcView
+
+
+def destinations(rows: t.Iterable[t.Mapping[str, t.Any]]) -> list[SbcDestination]:
+    return [SbcDestination(**row) for row in rows]
 
 
 def parse_dispatcher_list(text: str) -> list[SbcDestination]:
     """Kamailio's dispatcher.list: ``setid destination [flags [priority [attrs]]]`` per line."""
-    return [SbcDestination(**row) for row in kb.destination_rows(text)]
+    return destinations(kb.destination_rows(text))
 
 
 def parse_dispatcher_rpc(result: t.Any) -> list[SbcDestination]:
     """The ``dispatcher.list`` jsonrpc result (Kamailio 5.6 and 6.0 share its shape)."""
-    return [SbcDestination(**{k: row[k] for k in ("set_id", "uri", "host", "port", "transport", "state", "probing")})
-            for row in kb.runtime_rows(result)]
+    return destinations(live.runtime_peers(result))
 
 
 def refresher_health(config_dir: str, now: float) -> t.Optional[dict[str, t.Any]]:
@@ -57,12 +63,12 @@ def view_from_dict(data: t.Mapping[str, t.Any]) -> SbcView:
 def read_kamailio_view(options: t.Mapping[str, t.Any]) -> SbcView:
     """Kamailio: runtime destinations and states over jsonrpcs, configured ones from dispatcher.list.
 
-    ``options``: ``config_dir`` (default /etc/kamailio; kamailio.cfg there, dispatcher.list in its peers/),
-    ``dispatcher_list`` (overrides the file), ``run_dir`` (default /run/kamailio), ``rpc_socket`` /
-    ``rpc_fifo`` (override what kamailio.cfg declares), ``rpc_timeout_s``.
+    ``options``: the platform options (``kamailio.platform.OPTIONS``): ``config_dir`` (kamailio.cfg there,
+    dispatcher.list in its peers/), ``run_dir``, ``rpc_socket`` / ``rpc_fifo`` (override what kamailio.cfg
+    declares), ``rpc_timeout_s``, ``run_as_user``.
     """
     config_dir = options.get("config_dir") or DEFAULT_CONFIG_DIR
-    list_path = options.get("dispatcher_list") or file_path(config_dir, "dispatcher.list")
+    list_path = file_path(config_dir, "dispatcher.list")
     view = SbcView(platform="kamailio", source="")
     sources = []
     try:
@@ -82,7 +88,7 @@ def read_kamailio_view(options: t.Mapping[str, t.Any]) -> SbcView:
         except OSError:
             pass
     try:
-        rpc = kb.rpc_client(options, cfg_text)
+        rpc = live.rpc_client(options, cfg_text)
         view.runtime = parse_dispatcher_rpc(rpc.call("dispatcher.list"))
         sources.append("jsonrpc %s" % (rpc.endpoints.socket or rpc.endpoints.fifo))
     except (RpcError, OSError, ValueError, TypeError) as exc:

@@ -36,7 +36,7 @@ DS_FLAG_PROBING = 8  # dispatcher "probing" flag: only ACG peers get it (ds_prob
 MCP_SET_BASE = 1000
 MCP_FLAGS = 0
 ACL_GROUP = 1
-# Group 2 is the core side's (core_policy.CORE_ACL_GROUP); group 3 the ACG /28s a narrowing retired.
+# Group 2 is the core side's (core_rows.CORE_ACL_GROUP); group 3 the ACG /28s a narrowing retired.
 RETIRED_GROUP = 3
 
 

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Talking to a running Kamailio: its RPC endpoints and a JSON-RPC client.
 
-Standard library only and no import from the rest of the collection: this file is also copied to
+Standard library only (and ``kamailio.defaults``): this file is also copied to
 the SBC host next to the SRV refresher (``commsgw-srv-refresh``), which runs there without Ansible.
 
 * ``JsonRpc``: Kamailio's ``jsonrpcs`` module over its UNIX datagram socket or its FIFO, the two
@@ -29,13 +29,12 @@ import sys
 import time
 import typing as t
 
-DEFAULT_CONFIG_DIR = "/etc/kamailio"  # the one default of commsgw_sbc.config_dir and the modules' config_dir
-DEFAULT_RUN_DIR = "/run/kamailio"
-# The account Kamailio runs as (Debian's unit: User=kamailio); kamailio_user / run_as_user everywhere.
-DEFAULT_KAMAILIO_USER = "kamailio"
-# Kamailio's memory (-m / -M, MiB): commsgw_sbc's defaults and the modules' (kamailio_config, kamailio_service).
-DEFAULT_SHARED_MEMORY_MB = 128  # the modules' default; the role passes the figure sized from the plan (kamailio.sizing)
-DEFAULT_PRIVATE_MEMORY_MB = 8  # Kamailio's own default
+try:  # the collection's path first, then a plain import next to the SRV refresher on the SBC host
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
+        DEFAULT_KAMAILIO_USER, DEFAULT_RUN_DIR)
+except ImportError:  # pragma: no cover - on the SBC host (sbc/shipped.py ships it)
+    from kamailio.defaults import DEFAULT_KAMAILIO_USER, DEFAULT_RUN_DIR  # type: ignore
+
 # jsonrpcs defaults (both transports are on unless the cfg says otherwise).
 DEFAULT_SOCKET_NAME = "kamailio_rpc.sock"
 DEFAULT_FIFO_NAME = "kamailio_rpc.fifo"

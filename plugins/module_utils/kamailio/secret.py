@@ -40,7 +40,6 @@ import secrets
 import stat
 import typing as t
 
-DEFAULT_SECRET_FILE = "/var/lib/kamailio-commsgw/secret.cfg"
 DIALOG_IPAD = "COMMSGW_DIALOG_HMAC_IPAD"
 DIALOG_OPAD = "COMMSGW_DIALOG_HMAC_OPAD"
 PING_TOKEN = "COMMSGW_PING_TOKEN"

@@ -13,7 +13,7 @@ before the split, so existing inventories stay valid:
 ``expected_calls_per_s``  default 500: the busiest call rate this SBC must take (calls set up per second,
                           both directions); shared memory is sized for it.
 ``udp_workers``           default 4: SIP worker processes per UDP socket.
-``tcp_workers``           default 2. With TLS keep it low or use ECDSA client keys (see the notes on
+``tcp_workers``           default 2. With TLS keep it low or use ECDSA client keys (docs/kamailio-notes.md:
                           RSA signatures with several TCP workers).
 ``allow_tls_on_unfixed_kamailio``  default false: the documented override to render TLS for a
                           Kamailio older than 5.7.5 (memory corruption under OpenSSL 3).
@@ -35,10 +35,9 @@ import re
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import Findings
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
-    DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR)
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
+    DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SECRET_FILE)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.sizing import DEFAULT_EXPECTED_CALLS_PER_S
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.secret import DEFAULT_SECRET_FILE
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.fields import abs_path, bool_field, int_fields
 
 _INT_RANGES: dict[str, tuple[int, int]] = {

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.plan.core_policy import core_acl_view, e164_view
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.core_rows import core_acl_view, e164_view
 from ansible_collections.commsgw.routing.plugins.module_utils.core.host_port import split_host_port
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import (
     ACL_GROUP, DS_ALG_RELATIVE_WEIGHT, DS_FLAG_PROBING, RETIRED_GROUP, KamailioViewError, acl_rows, dispatcher_sets,
@@ -297,7 +297,7 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
         "acl": {"group": ACL_GROUP, "rows": acl_rows(plan), "action": settings["acl_action"],
                 # Only TLS dialogs carry names a retired range's peer can be admitted for.
                 "retired_rows": retired_acl_rows(plan) if tls else []},
-        # Core-side source ACL (group 2 of address.list) and R-26 E.164 enforcement: core_policy.py.
+        # Core-side source ACL (group 2 of address.list) and R-26 E.164 enforcement: core_rows.py over core_policy.py.
         "core_acl": core_acl_view(settings, (plan.get("mcp") or {}).get("continue_next_hop")),
         "e164": e164_view(settings),
         "emergency": {

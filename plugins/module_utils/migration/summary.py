@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Region migration (R-23) for humans: the semantic difference (``migration.semantic``) as short lines,
-and the unified diff of each rendered file against the deployed one."""
+and the unified diff of each rendered artefact against the deployed one."""
 
 from __future__ import annotations
 
@@ -54,16 +54,16 @@ def summary_lines(diff: t.Mapping[str, t.Any], site: str = "") -> list[str]:
     return lines
 
 
-def file_diffs(current: t.Mapping[str, t.Optional[str]], new: t.Mapping[str, str], config_dir: str,
-               path_of: t.Optional[t.Callable[[str, str], str]] = None) -> dict[str, str]:
-    """Unified diff of every rendered file that differs from the deployed one; ``path_of(config_dir, name)``
-    names the deployed file (the platform's ``file_path``; default: ``name`` in ``config_dir``)."""
+def artefact_diffs(current: t.Mapping[str, t.Optional[str]], new: t.Mapping[str, str],
+                   path_of: t.Callable[[str], str]) -> dict[str, str]:
+    """Unified diff of every rendered artefact that differs from the deployed one; ``path_of(name)`` names the
+    deployed artefact (the platform's ``artefact_path``)."""
     diffs = {}
     for name in sorted(new):
         before = current.get(name)
         if before == new[name]:
             continue
-        path = path_of(config_dir, name) if path_of else "%s/%s" % (config_dir.rstrip("/"), name)
+        path = path_of(name)
         lines = difflib.unified_diff((before or "").splitlines(True), new[name].splitlines(True),
                                      fromfile=path + (" (deployed)" if before is not None else " (absent)"),
                                      tofile=path + " (new)")

@@ -7,11 +7,11 @@ When Microsoft migrates a service region, its hostname, /28 ranges and so its SR
 ACL all change. Pure and typed; ``plugins/modules/migration_diff.py`` and ``migration_wait.py`` wrap
 it and ``playbooks/migrate.yml`` drives it. The migration is split in rooms:
 
-* reading what the SBC runs: the platform's read-back (``sbc.readback``; Kamailio:
-  ``kamailio.readback.state_from_files``, on the deployed and on the freshly rendered files, so
-  both sides are compared like for like and nothing here re-derives a routing decision);
+* reading what the SBC runs: the platform's read-back (``sbc.readback``; its ``state_from_artefacts``
+  hook on the deployed and on the freshly rendered artefacts, so both sides are compared like for like
+  and nothing here re-derives a routing decision);
 * ``migration_semantic.semantic_diff``: what changes, in the plan's vocabulary;
-* ``migration.summary``: the difference as lines for humans, and the textual diff of each file;
+* ``migration.summary``: the difference as lines for humans, and the textual diff of each artefact;
 * here, the in-flight step. ``transition_plan``: make-before-break: every trunk group keeps its old
   peers next to the new ones and the ACL admits old and new ranges, so a site never stops
   accepting traffic from ranges still in use and never has an empty peer list; once the new peers
@@ -26,11 +26,11 @@ import json
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.migration.semantic import semantic_diff
-from ansible_collections.commsgw.routing.plugins.module_utils.migration.summary import file_diffs, summary_lines
+from ansible_collections.commsgw.routing.plugins.module_utils.migration.summary import artefact_diffs, summary_lines
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.readback import (
     ReadbackError, net_key, plan_state)
 
-__all__ = ["MigrationError", "dropped_peer_addresses", "file_diffs", "needs_transition", "new_peer_addresses",
+__all__ = ["MigrationError", "artefact_diffs", "dropped_peer_addresses", "needs_transition", "new_peer_addresses",
            "peer_health", "plan_state", "preflight", "retire_narrowed_ranges", "semantic_diff", "summary_lines",
            "transition_plan"]
 
@@ -156,14 +156,14 @@ def dropped_peer_addresses(new_plan: t.Mapping[str, t.Any], old: t.Optional[t.Ma
 
 
 # --------------------------------------------------------------------------------------------
-# Peer health as the running SBC sees it (its flags: kamailio.readback.dispatcher_states)
+# Peer health as the running SBC sees it (neutral states, the platform's peer_states hook)
 
 
 def peer_health(states: t.Mapping[str, str], required: t.Sequence[str], absent: t.Sequence[str] = ()
                 ) -> dict[str, t.Any]:
-    """Which required peers are active (``A``: answered its pings; ``T``rying or ``I``nactive are not),
-    which are missing from the running list, and which peers that should be gone are still there."""
-    active = [p for p in required if states.get(p, "").upper().startswith("A")]
+    """Which required peers are active (the neutral state ``active``: answered its pings; probing, inactive or
+    disabled are not), which are missing from the running list, and which peers that should be gone are still there."""
+    active = [p for p in required if states.get(p) == "active"]
     missing = [p for p in required if p not in states]
     unhealthy = ["%s %s" % (p, states[p]) for p in required if p in states and p not in active]
     lingering = [p for p in absent if p in states]

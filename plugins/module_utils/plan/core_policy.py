@@ -3,12 +3,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Core-side policy of one SBC: who may send through it (source ACL) and what numbers leave it (R-26).
 
-Two ``commsgw_sbc`` fields, parsed here and turned into view data for kamailio.cfg / address.list:
+Two ``commsgw_sbc`` fields, parsed here into neutral policy (``implicit_core_sources``,
+``normalisation_rules``, ``E164_REGEX``) that each platform spells in its own configuration:
 
 ``core_allowed_sources``   list of IPv4 CIDRs (a bare address means /32): the operator core's
-                           elements allowed to send requests to ``core_listen``. They become
-                           permissions group ``CORE_ACL_GROUP`` of address.list (reloadable with
-                           ``permissions.addressReload``, like the ACG /28 group). Every request
+                           elements allowed to send requests to ``core_listen``. Every request
                            arriving on the core side, initial or in-dialog, CANCEL and OPTIONS included,
                            from any other source is refused with 403 (ACK: dropped). The core next hop
                            (``core_next_hop``) and the MCP ``continue_next_hop`` are allowed
@@ -35,13 +34,10 @@ import typing as t
 from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.core.host_port import split_host_port
 
-CORE_ACL_GROUP = 2
-CORE_ACL_TAG = "side=core"
-CORE_HOP_TAG = "side=core;implicit=%s"
 # R-26: "+" then up to 15 digits; E.164 country codes never start with 0.
 E164_REGEX = "^\\+[1-9][0-9]{1,14}$"
 E164_REPLY = (484, "Address Incomplete (E.164 Number Required)")
-# \Z, not $: a trailing newline would reach a string and a regex of kamailio.cfg.
+# \Z, not $: a trailing newline would reach a platform's configuration inside a string or a pattern.
 _DIGITS = re.compile(r"^[0-9]+\Z")
 NORMALISATION_FIELDS = ("country_code", "national_prefix", "international_prefix")
 # The widest core ACL accepted: no network wider than a /8, and no more addresses in all than one /8 holds
@@ -156,39 +152,33 @@ def parse_number_normalisation(raw: t.Any, path: str, findings: Findings) -> t.O
     return result if ok else None
 
 
-def core_acl_view(settings: t.Mapping[str, t.Any], mcp_hop: t.Optional[str]) -> dict[str, t.Any]:
-    """The core ACL as kamailio.cfg and address.list spell it: group, rows, enforced or not."""
+def implicit_core_sources(settings: t.Mapping[str, t.Any], mcp_hop: t.Optional[str]) -> list[tuple[str, str]]:
+    """(name, IPv4 address) of each next hop the core ACL admits without being listed: the core next hop and the MCP
+    ``continue_next_hop`` when they are IPv4 addresses outside every ``core_allowed_sources`` network (they send the
+    in-dialog requests of calls the SBC routed to them). Empty without a core ACL."""
     sources = settings.get("core_allowed_sources")
     if sources is None:
-        return {"group": CORE_ACL_GROUP, "enforced": False, "rows": []}
-    rows = []
-    for cidr in sources:
-        network = ipaddress.IPv4Network(cidr)
-        rows.append({"group": CORE_ACL_GROUP, "address": str(network.network_address), "mask": network.prefixlen,
-                     "port": 0, "tag": CORE_ACL_TAG})
+        return []
     hops = [("core_next_hop", (settings.get("core_next_hop") or {}).get("host")),
             ("mcp_continue_next_hop", split_host_port(mcp_hop).host if mcp_hop else "")]
+    found = []
     for name, host in hops:
         address = _ipv4(host)
         if address is not None and not any(ipaddress.IPv4Address(address) in ipaddress.IPv4Network(c)
                                            for c in sources):
-            rows.append({"group": CORE_ACL_GROUP, "address": address, "mask": 32, "port": 0,
-                         "tag": CORE_HOP_TAG % name})
-    return {"group": CORE_ACL_GROUP, "enforced": True, "rows": rows}
+            found.append((name, address))
+    return found
 
 
-def e164_view(settings: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
-    """R-26 as kamailio.cfg spells it: the E.164 pattern, the refusal, and optional rewrites (in order)."""
+def normalisation_rules(settings: t.Mapping[str, t.Any]) -> list[tuple[str, str]]:
+    """R-26's rewrites of a non-E.164 number, in the order they apply: (dialled prefix, what replaces it). The
+    international prefix first: it may start with the national one ('00' vs '0'). Empty without
+    ``number_normalisation``."""
     norm = settings.get("number_normalisation")
-    rewrites = []
-    if norm:
-        # International prefix first: it may start with the national one ('00' vs '0').
-        prefixes = [(norm.get("international_prefix"), "+"), (norm["national_prefix"], "+" + norm["country_code"])]
-        prefixes = [(p, r) for p, r in prefixes if p]
-        prefixes.sort(key=lambda pr: -len(pr[0]))
-        for prefix, replacement in prefixes:
-            rewrites.append({"regex": "^%s[1-9][0-9]*$" % prefix, "strip": len(prefix), "prefix": replacement})
-    return {"regex": E164_REGEX, "reply_code": E164_REPLY[0], "reply_reason": E164_REPLY[1], "rewrites": rewrites}
+    if not norm:
+        return []
+    prefixes = [(norm.get("international_prefix"), "+"), (norm["national_prefix"], "+" + norm["country_code"])]
+    return sorted(((p, r) for p, r in prefixes if p), key=lambda pr: -len(pr[0]))
 
 
 def _ipv4(host: t.Any) -> t.Optional[str]:

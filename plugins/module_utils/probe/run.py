@@ -13,7 +13,7 @@ from there; nothing is recomputed from the inventory. The probe then
    bounded by one per-peer deadline) over TLS 1.2+ with the SBC's client certificate, SNI = the
    regional hostname and the peer certificate verified against that hostname (R-09, R-24); MCP
    targets get DNS + TCP/TLS + certificate checks only, never OPTIONS (R-19);
-3. asks the SBC for its own view through a per-platform hook (``SBC_VIEWS``; Kamailio first) and
+3. asks the SBC for its own view through its platform's ``probe_view`` hook (``sbc_view_reader``) and
    compares it with the SRV answers (drift) and with what the probe saw (peer states); only an
    "active" peer is in service there, and while peers the probe reached are not active yet (a
    fresh restart) the view is read again, for a bounded time (``default_settle_s``);
@@ -51,7 +51,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.probe.verdicts imp
     group_verdict, peer_verdict, sbc_verdict, site_verdict)
 from ansible_collections.commsgw.routing.plugins.module_utils.probe.view import (
     SETTLE_CAP_S, SbcDestination, SbcView, compare_view, default_settle_s, empty_section, parse_sip_uri, read_settled)
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import PLATFORMS
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import UnknownPlatform, get_platform
 
 __all__ = [  # the probe's public names, wherever they live
     "CONNECT_ERROR", "CONNECT_REFUSED", "CONNECT_TIMEOUT", "DNS", "FAIL", "FAILURE_CLASSES", "MALFORMED_REPLY",
@@ -61,14 +61,20 @@ __all__ = [  # the probe's public names, wherever they live
     "ProbeSettings", "Thresholds", "TlsContexts", "cert_summary", "classify_ssl_error", "tls_context",
     "SETTLE_CAP_S", "SbcDestination", "SbcView", "compare_view", "default_settle_s", "parse_sip_uri",
     "probe_peer", "resolve_record",
-    "REPORT_SCHEMA_VERSION", "SBC_VIEWS", "run_probe"]
+    "REPORT_SCHEMA_VERSION", "run_probe", "sbc_view_reader"]
 
 REPORT_SCHEMA_VERSION = 1
 
-# The SBC's own view, per platform (commsgw_sbc_platform): options -> SbcView, from the platform registry.
-# Options not given are the platform's own defaults (its config_dir, run_dir).
-SBC_VIEWS: dict[str, t.Callable[[t.Mapping[str, t.Any]], SbcView]] = {
-    name: (lambda options, p=platform: p.probe_view(p.options(options))) for name, platform in PLATFORMS.items()}
+
+def sbc_view_reader(name: str) -> t.Optional[t.Callable[[t.Mapping[str, t.Any]], SbcView]]:
+    """The SBC's own view of platform ``name`` (``commsgw_sbc_platform``): platform options -> SbcView, the
+    options not given taking the platform's defaults; None for a platform the registry does not know."""
+    try:
+        platform = get_platform(name)
+    except UnknownPlatform:
+        return None
+    return lambda options: t.cast(SbcView, platform.probe_view(platform.with_defaults(options)))
+
 
 # One SRV record to check: (kind, record, /28 ranges, transport, plan path).
 _Record = t.Tuple[str, t.Dict[str, t.Any], t.List[str], str, str]
@@ -146,7 +152,7 @@ def _groups(records: t.Sequence[_Record], network: _Network, th: Thresholds) -> 
 
 
 def run_probe(plan: t.Mapping[str, t.Any], settings: ProbeSettings, host: t.Optional[str] = None,
-              sbc_platform: t.Optional[str] = None, sbc_options: t.Optional[t.Mapping[str, t.Any]] = None,
+              sbc_platform: t.Optional[str] = None, platform_options: t.Optional[t.Mapping[str, t.Any]] = None,
               sbc_settle_s: t.Optional[float] = None, clock: t.Callable[[], float] = time.monotonic,
               sleep: t.Callable[[float], None] = time.sleep) -> dict[str, t.Any]:
     """Probe one site as its routing plan describes it; returns the JSON-serialisable report.
@@ -167,7 +173,7 @@ def run_probe(plan: t.Mapping[str, t.Any], settings: ProbeSettings, host: t.Opti
     sbc: t.Optional[dict[str, t.Any]] = None
     sbc_start = time.monotonic()
     if sbc_platform:
-        sbc = _sbc_section(sbc_platform, sbc_options or {}, network.peers, groups, settings,
+        sbc = _sbc_section(sbc_platform, platform_options or {}, network.peers, groups, settings,
                            settle_s=settle_s, clock=clock, sleep=sleep)
     sbc_ms = ms_since(sbc_start)
 
@@ -197,7 +203,7 @@ def _sbc_section(platform: str, options: t.Mapping[str, t.Any], peers: list[Peer
                  clock: t.Callable[[], float] = time.monotonic, sleep: t.Callable[[float], None] = time.sleep
                  ) -> dict[str, t.Any]:
     """The SBC's view through the platform's hook (read until settled) and its verdict."""
-    hook = SBC_VIEWS.get(platform)
+    hook = sbc_view_reader(platform)
     if hook is None:
         section = empty_section(platform, "", [])
         section.update(verdict=WARN, reasons=["no SBC view for platform %s yet" % platform])

@@ -4,8 +4,10 @@
 """The SBC's own view of its ACG peers, platform-neutral: what it lists and in which state, compared with
 the SRV answers (drift) and with what the probe saw (states), read again while it settles.
 
-A platform provides a reader ``options -> SbcView`` (Kamailio: ``kamailio.probe_view``); the probe's
-``SBC_VIEWS`` registers them by ``commsgw_sbc_platform``.
+A platform provides a reader ``options -> SbcView`` (its ``probe_view`` hook, ``sbc.contract``); the probe asks
+the platform registry for it by ``commsgw_sbc_platform``. Destinations are neutral: ``group`` is the SBC's own
+grouping of them (a set, a group of the device), ``state`` one of active / inactive / probing / disabled (None:
+the SBC gave none), ``detail`` the platform's own words for humans.
 """
 
 from __future__ import annotations
@@ -29,14 +31,14 @@ SETTLE_CAP_S = 15.0      # upper bound of the default settle limit (default_sett
 
 @dataclasses.dataclass
 class SbcDestination:
-    set_id: int
+    group: str
     uri: str
     host: str
     port: int
     transport: str
     address: t.Optional[str] = None      # host resolved to IPv4 (== host when host is an address)
-    state: t.Optional[str] = None        # active | inactive | disabled | trying | None (file only)
-    probing: t.Optional[bool] = None
+    state: t.Optional[str] = None        # active | inactive | probing | disabled | None (no state: deployed only)
+    detail: str = ""                     # the platform's own words for humans ("set 201, flags AP")
 
     def as_dict(self) -> dict[str, t.Any]:
         return dataclasses.asdict(self)
@@ -100,16 +102,16 @@ def _peer_drift(out: dict[str, t.Any], current: t.Sequence[SbcDestination],
         else:
             out["missing"].append({"peer": peer.label, "srv_name": peer.srv_name})
     expected_addresses = {key[0] for key in expected}
-    for key, dest in sorted(have.items(), key=lambda kv: (kv[1].set_id, kv[1].uri)):
+    for key, dest in sorted(have.items(), key=lambda kv: (kv[1].group, kv[1].uri)):
         if key not in expected and dest.address not in expected_addresses:
-            out["extra"].append({"uri": dest.uri, "set_id": dest.set_id, "address": dest.address})
+            out["extra"].append({"uri": dest.uri, "group": dest.group, "address": dest.address})
 
 
 def _file_drift(out: dict[str, t.Any], runtime: t.Sequence[SbcDestination],
                 configured: t.Sequence[SbcDestination]) -> None:
     """The running list differs from the deployed file: written but not reloaded."""
-    runtime_keys = {(d.set_id, d.address, d.port, d.transport) for d in runtime}
-    file_keys = {(d.set_id, d.address, d.port, d.transport) for d in configured}
+    runtime_keys = {(d.group, d.address, d.port, d.transport) for d in runtime}
+    file_keys = {(d.group, d.address, d.port, d.transport) for d in configured}
     if runtime_keys != file_keys:
         out["stale"].append({"why": "the running peer list differs from the deployed file (not reloaded?)",
                              "only_running": sorted("%s %s:%s" % (k[0], k[1], k[2]) for k in runtime_keys - file_keys),
@@ -135,13 +137,13 @@ def _active_counts(out: dict[str, t.Any], sip_expected: t.Mapping[tuple[t.Option
 def _state_mismatches(out: dict[str, t.Any], sip_expected: t.Mapping[tuple[t.Optional[str], int, str], PeerResult],
                       have: t.Mapping[tuple[t.Optional[str], int, str], SbcDestination]) -> None:
     """Peers whose SBC state (active or not) disagrees with what the probe saw."""
-    for key, dest in sorted(have.items(), key=lambda kv: (kv[1].set_id, kv[1].uri)):
+    for key, dest in sorted(have.items(), key=lambda kv: (kv[1].group, kv[1].uri)):
         peer = sip_expected.get(key)
         # disabled: taken out by an operator, not by health; MCP: never pinged, its state means nothing.
         if peer is None or dest.state is None or dest.state == "disabled":
             continue
-        # Only "active" is in service: a destination stays "trying" while the SBC's own OPTIONS to it
-        # fail (production: every peer trying and the SBC answering 503).
+        # Only "active" is in service: a destination stays "probing" while the SBC's own OPTIONS to it
+        # fail (production: every peer probing and the SBC answering 503).
         sbc_up = dest.state == SBC_ACTIVE
         if sbc_up != peer.healthy:
             out["state_mismatch"].append({
@@ -161,7 +163,7 @@ def compare_view(view: SbcView, peers: t.Sequence[PeerResult], dns_ok_records: t
 
     With runtime states (never from the file alone), for the ACG peers only (MCP targets are never
     pinged, R-19, so their state says nothing): not_active lists every peer the SBC lists in a state
-    other than active (trying, inactive, disabled, or none/unknown), active_peers counts per SRV
+    other than active (probing, inactive, disabled, or none/unknown), active_peers counts per SRV
     record the peers the SBC sees active (a peer it does not list at all counts as not active), and
     state_mismatch lists peers whose SBC state (active or not) disagrees with what the probe saw.
     """
@@ -217,7 +219,7 @@ def read_settled(hook: t.Callable[[t.Mapping[str, t.Any]], SbcView], options: t.
                  ) -> tuple[SbcView, dict[str, t.Any]]:
     """Read the SBC's view; while peers the probe reached are not active there, read it again.
 
-    Right after a push or restart the SBC has not pinged its peers yet and shows them trying or
+    Right after a push or restart the SBC has not pinged its peers yet and shows them probing or
     inactive. Re-reads every SETTLE_INTERVAL_S until they are active, a re-read yields no runtime
     states (the last reading that had them is kept), or ``settle_s`` has passed; at most
     1 + ceil(settle_s / SETTLE_INTERVAL_S) readings.

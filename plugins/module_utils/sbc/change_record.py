@@ -4,8 +4,8 @@
 """Change records of onboard.yml and migrate.yml: one JSON document per run (docs/change-records.md).
 
 The record is written while the run goes: ``opened`` creates it, ``sbc_started`` marks an SBC in progress,
-``sbc_finished`` condenses what the kamailio role registered for it (kamailio_config and kamailio_service
-results) into files with sha256 before/after, the service action and the Kamailio PID before/after,
+``sbc_finished`` condenses the neutral change steps the platform's role noted for it (``commsgw_sbc_change_steps``,
+``push_step``) into artefacts with sha256 before/after, the service action and the SBC's main PID before/after,
 ``closed`` adds the probe verdicts and the end. A run that dies half-way leaves ``result: incomplete`` and
 the SBC it was on ``in progress``. Pure functions on dicts; the caller reads and writes the file.
 """
@@ -64,31 +64,25 @@ def sbc_started(record: Record, host: str, when: str) -> Record:
     return record
 
 
-_STRENGTH = {"none": 0, "reload": 1, "start": 2, "restart": 3}
-
-
-def _ran(result: t.Any) -> bool:
-    return isinstance(result, dict) and bool(result) and not result.get("skipped")
+# The record's service actions, weakest first, and the neutral step's words for them (docs/change-records.md).
+_STRENGTH = {"none": 0, "reload": 1, "apply": 2, "start": 3, "restart": 4}
+_RECORDED = {"none": "none", "reloaded": "reload", "applied": "apply", "started": "start", "restarted": "restart"}
 
 
 def push_step(step: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
-    """One push (or rollback) from the role: ``push`` is the kamailio_config result, ``services`` the
-    kamailio_service results that followed it (skipped ones ignored)."""
-    push = step.get("push") or {}
-    hashes = push.get("sha256") or {}
-    files = [{"name": name, "sha256_before": (hashes.get(name) or {}).get("before"),
-              "sha256_after": (hashes.get(name) or {}).get("after")} for name in push.get("changed_files") or []]
-    services = [s for s in step.get("services") or [] if _ran(s)]
-    action, reloaded = "none", []
-    for service in services:
-        if service.get("reloaded"):
-            reloaded += list(service["reloaded"])
-        if service.get("changed") or service.get("failed"):
-            action = max(action, service.get("action") or "none", key=lambda a: _STRENGTH.get(a, 0))
-    pids = [(s.get("pid_before"), s.get("pid")) for s in services if "pid" in s]
-    return {"kind": step.get("kind") or "push", "files": files, "service_action": action, "reloaded": reloaded,
-            "pid_before": pids[0][0] if pids else None, "pid_after": pids[-1][1] if pids else None,
-            "backup": push.get("backup") or ""}
+    """One neutral change step of a platform's role (``{kind, changed, artefacts: [{name, before_sha256,
+    after_sha256}], service: {action, detail, pid_before, pid_after}, backup}``) as the record's step."""
+    if not isinstance(step.get("artefacts"), list) or not isinstance(step.get("service"), dict):
+        raise ChangeRecordError("steps: %r is not a change step {kind, changed, artefacts, service, backup}" % (step,))
+    service = step.get("service") or {}
+    action = service.get("action") or "none"
+    if action not in _RECORDED:
+        raise ChangeRecordError("steps: service action %r is not one of %s" % (action, ", ".join(_RECORDED)))
+    files = [{"name": a["name"], "sha256_before": a.get("before_sha256"), "sha256_after": a.get("after_sha256")}
+             for a in step.get("artefacts") or []]
+    return {"kind": step.get("kind") or "push", "files": files, "service_action": _RECORDED[action],
+            "reloaded": list(service.get("detail") or []), "pid_before": service.get("pid_before"),
+            "pid_after": service.get("pid_after"), "backup": step.get("backup") or ""}
 
 
 def _net_files(steps: t.Sequence[t.Mapping[str, t.Any]]) -> list[dict[str, t.Any]]:

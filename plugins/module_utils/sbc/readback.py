@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Read-back (``gathered``), platform-neutral: what an SBC runs, in the routing plan's vocabulary.
 
-A platform's reader (Kamailio: ``kamailio.readback``) turns the SBC's files and live state into a
+A platform's reader (its ``read_state`` hook, ``sbc.contract``) turns what the SBC holds and runs into a
 *state*; migration compares two states, the probe reads its peer view from the same parser, and
 ``compare`` names every difference between a routing plan and a state.
 
@@ -15,11 +15,11 @@ A state (every key present; ``None`` where a platform cannot say)::
     acl:      [{network, region, hostname}]      # the ACG /28s the SBC admits
     mcp:      {region: {hostname, srv_name, peers: [{target, address, port}]}}
     tls:      {certificate, private_key, ca_list, certificate_sha256} or None
-    files:    {file name: sha256 hex or None}    # read-back only
-    runtime:  {source, regions, acl, peers: [{set_id, uri, address, port, transport, state, probing}], errors}
+    artefacts: {artefact name: sha256 hex or None}  # read-back only
+    runtime:  {source, regions, acl, peers: [{group, uri, host, port, transport, state, detail}], errors}
               or None                            # read-back only: the live view of the running SBC
-    pending:  {restart, reload: [commands], files: [names], since: epoch seconds}, {error} or None
-                                                 # read-back only: deployed files the running SBC has not
+    pending:  {restart, reload: [commands], artefacts: [names], since: epoch seconds}, {error} or None
+                                                 # read-back only: deployed artefacts the running SBC has not
                                                  # taken yet (a push cut off before its restart or reload)
 
 Standard library only.
@@ -72,7 +72,7 @@ def sha256_text(text: t.Optional[str]) -> t.Optional[str]:
 
 def _plan_peers(group: t.Mapping[str, t.Any], weight_scale: t.Optional[WeightScale]) -> list[dict[str, t.Any]]:
     """One entry per (peer, address); with ``weight_scale`` the weights of each priority tier as the
-    platform keeps them (Kamailio: relative to the tier's largest, 1..100)."""
+    platform keeps them (its ``weight_scale``, e.g. relative to the tier's largest)."""
     peers = list(group.get("peers") or [])
     weights = {id(p): int(p["weight"]) for p in peers}
     if weight_scale is not None:
@@ -85,7 +85,7 @@ def _plan_peers(group: t.Mapping[str, t.Any], weight_scale: t.Optional[WeightSca
 
 
 def plan_state(plan: t.Mapping[str, t.Any], weight_scale: t.Optional[WeightScale] = None) -> dict[str, t.Any]:
-    """The state an SBC running ``plan`` has (what a reader returns for it, files and runtime aside)."""
+    """The state an SBC running ``plan`` has (what a reader returns for it, artefacts and runtime aside)."""
     regions = {}
     for group in plan["trunk_groups"]:
         regions[group["region"]] = {"order": group["order"], "role": group["role"], "hostname": group["hostname"],
@@ -118,11 +118,11 @@ def peer_label(peer: t.Mapping[str, t.Any]) -> str:
 # --------------------------------------------------------------------------------------------
 # Drift: a plan against a state, in the plan's terms
 
-SOURCES = {"files": "deployed files", "runtime": "running SBC"}
+SOURCES = {"deployed": "deployed configuration", "runtime": "running SBC"}
 
 
 class _Drift:
-    """Collects differences: ``field`` (path in the plan), ``sbc`` (path in the state), ``source`` (files or
+    """Collects differences: ``field`` (path in the plan), ``sbc`` (path in the state), ``source`` (deployed or
     runtime), ``value`` (what the SBC has), ``expected`` (what the plan says) and ``text``."""
 
     def __init__(self) -> None:
@@ -169,7 +169,7 @@ def _regions(drift: _Drift, source: str, plan: t.Mapping[str, t.Any], want: t.Ma
         if got is None:
             drift.add(source, field, sbc, None, name, "trunk group of region %s" % name)
             continue
-        if source == "files":  # the running SBC's groups are the files' (commsgw-srv.json)
+        if source == "deployed":  # the running SBC's groups are the deployed configuration's
             for key in ("order", "role", "hostname", "srv_name"):
                 if got[key] != wanted[key]:
                     drift.add(source, "%s.%s" % (field, key), "%s.%s" % (sbc, key), got[key], wanted[key],
@@ -211,7 +211,7 @@ def _mcp(drift: _Drift, source: str, plan: t.Mapping[str, t.Any], want: t.Mappin
         if got is None:
             drift.add(source, field, sbc, None, record["hostname"], "MCP record of region %s" % name)
             continue
-        if source == "files" and got["hostname"] != record["hostname"]:
+        if source == "deployed" and got["hostname"] != record["hostname"]:
             drift.add(source, field + ".hostname", sbc + ".hostname", got["hostname"], record["hostname"],
                       "MCP region %s hostname" % name)
         _peers(drift, source, field, sbc, "MCP region %s" % name, want[name]["peers"], got["peers"], ("target",))
@@ -221,28 +221,28 @@ def _mcp(drift: _Drift, source: str, plan: t.Mapping[str, t.Any], want: t.Mappin
 
 def compare(plan: t.Mapping[str, t.Any], state: t.Optional[t.Mapping[str, t.Any]],
             weight_scale: t.Optional[WeightScale] = None) -> list[dict[str, t.Any]]:
-    """Every difference between ``plan`` and what the SBC runs (``state``: its files, then its runtime view),
+    """Every difference between ``plan`` and what the SBC runs (``state``: what it holds, then its runtime view),
     in the plan's terms; empty when the SBC is in sync. ``weight_scale``: how the platform keeps SRV
     weights (``WEIGHT_SCALE`` of its reader), so that equal ratios are no drift."""
     drift = _Drift()
     if state is None:
-        drift.add("files", "site.name", "", None, plan["site"]["name"], "no commsgw.routing configuration deployed")
+        drift.add("deployed", "site.name", "", None, plan["site"]["name"], "no commsgw.routing configuration deployed")
         return drift.found
     want = plan_state(plan, weight_scale)
     for key, field in (("deployment", "deployment.name"), ("site", "site.name"), ("type", "deployment.type"),
                        ("transport", "trunk_groups[0].transport"), ("local_region", "trunk_groups[0].region")):
         if state[key] != want[key]:
-            drift.add("files", field, key, state[key], want[key], key.replace("_", " "))
-    _regions(drift, "files", plan, want["regions"], state["regions"])
-    _acl(drift, "files", want["acl"], state["acl"])
-    _mcp(drift, "files", plan, want["mcp"], state.get("mcp") or {})
+            drift.add("deployed", field, key, state[key], want[key], key.replace("_", " "))
+    _regions(drift, "deployed", plan, want["regions"], state["regions"])
+    _acl(drift, "deployed", want["acl"], state["acl"])
+    _mcp(drift, "deployed", plan, want["mcp"], state.get("mcp") or {})
     pending = state.get("pending")
     if pending and pending.get("error"):
         drift.add("runtime", "", "pending", pending["error"], "readable", "push state")
     elif pending:
         what = "restart pending" if pending["restart"] else "reload pending (%s)" % ", ".join(pending["reload"])
         since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(pending["since"]))
-        drift.add("runtime", "", "pending", "files %s changed %s" % (", ".join(pending["files"]) or "?", since),
+        drift.add("runtime", "", "pending", "%s changed %s" % (", ".join(pending["artefacts"]) or "?", since),
                   "applied", what)
     runtime = state.get("runtime")
     if runtime is not None:

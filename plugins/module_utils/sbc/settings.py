@@ -6,7 +6,7 @@
 The routing plan says *where* calls go; these settings say how one SBC box is wired (its sockets,
 files and process sizing). The keys below are common to every platform; the host's platform
 (``commsgw_sbc_platform``, see ``sbc.registry``) validates its own keys in the same mapping
-(Kamailio: ``kamailio.settings``: config_dir, run_dir, memory, workers, log level...). Every
+(its ``settings_fields`` and ``validate_settings``, docs/platforms.md). Every
 common field, its default and why:
 
 ``acg_listen``            mapping, required. ``address``: the explicit IPv4 address of the ACG-facing
@@ -18,8 +18,10 @@ common field, its default and why:
                           Must differ from ``acg_listen`` in address or port.
 ``core_next_hop``         "host:port", required: where requests arriving from ACG are sent.
 ``tls``                   mapping, required when the deployment uses TLS: ``certificate``,
-                          ``private_key``, ``ca_bundle`` (absolute paths on the SBC) and
-                          ``verify_hostname`` (default true, R-24).
+                          ``private_key``, ``ca_bundle`` (absolute paths on the SBC, for a platform whose
+                          TLS material is files: ``SbcPlatform.tls_form``) and ``verify_hostname``
+                          (default true, R-24). A platform whose device holds its material names it with
+                          its own keys; its ``tls`` takes ``verify_hostname`` only.
 ``acl_action``            reject|drop, default reject: a request on the ACG-facing socket from
                           outside every ACG /28 gets "403 Forbidden" (reject) or no answer (drop).
 ``emergency_reply_code``  default 403: the final reply to an emergency dial string arriving from
@@ -42,7 +44,9 @@ from ansible_collections.commsgw.routing.plugins.module_utils.plan.core_policy i
     parse_core_allowed_sources, parse_number_normalisation)
 from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.core.host_port import HostPortError, split_host_port
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import DEFAULT_PLATFORM, PLATFORMS
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.contract import TLS_FILES
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import (
+    DEFAULT_PLATFORM, UnknownPlatform, get_platform)
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.fields import abs_path, int_fields, is_int
 from ansible_collections.commsgw.routing.plugins.module_utils.validation.validate import fqdn_problem
 
@@ -54,6 +58,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "size_headroom_bytes": (0, 4096),
 }
 # Keys every platform shares; a platform adds its own (SbcPlatform.settings_fields).
+TLS_FILE_FIELDS = ("certificate", "private_key", "ca_bundle")
 COMMON_FIELDS = ("acg_listen", "core_listen", "core_next_hop", "tls", "acl_action", "emergency_reply_code",
                  "size_headroom_bytes", "core_allowed_sources", "number_normalisation")
 
@@ -110,7 +115,10 @@ def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Find
     if raw is None:
         findings.error(base, "is missing", "a mapping with at least acg_listen, core_listen and core_next_hop")
         raw = {}
-    registered = PLATFORMS.get(platform) if isinstance(platform, str) else None
+    try:
+        registered = get_platform(platform)
+    except UnknownPlatform:
+        registered = None
     own = registered.settings_fields if registered else ()
     top = _mapping(raw, base, COMMON_FIELDS + own, findings) if registered else _common_only(raw, base, findings)
 
@@ -141,24 +149,10 @@ def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Find
 
     next_hop = _next_hop(top.get("core_next_hop"), base + ".core_next_hop", findings)
 
-    tls_settings = None
-    tls_raw = _mapping(top.get("tls"), base + ".tls", ("certificate", "private_key", "ca_bundle", "verify_hostname"),
-                       findings)
-    if tls:
-        tls_settings = {}
-        for key in ("certificate", "private_key", "ca_bundle"):
-            if tls_raw.get(key) is None:
-                findings.error("%s.tls.%s" % (base, key), "is missing", "an absolute path on the SBC (R-24)")
-            tls_settings[key] = abs_path(tls_raw.get(key), "%s.tls.%s" % (base, key), None, findings)
-        verify = tls_raw.get("verify_hostname", True)
-        if not isinstance(verify, bool):
-            findings.error(base + ".tls.verify_hostname", "is not a boolean", "true or false", verify)
-            verify = True
-        if verify is False:
-            findings.warn(base + ".tls.verify_hostname", "is false: the SBC accepts any trusted certificate from "
-                          "an ACG peer, whatever host name it names (R-24 host-name check switched off)",
-                          "true (the default) unless a lab needs it", verify, rule="R-24")
-        tls_settings["verify_hostname"] = verify
+    files = registered is None or registered.tls_form == TLS_FILES
+    tls_settings = _tls(top.get("tls"), base + ".tls", files, findings) if tls else None
+    if not tls:
+        _mapping(top.get("tls"), base + ".tls", TLS_FILE_FIELDS + ("verify_hostname",), findings)
 
     settings: dict[str, t.Any] = {
         "host": host,
@@ -185,6 +179,26 @@ def parse_sbc_settings(raw: t.Any, host: str, acg_transport: str, findings: Find
     return settings
 
 
+def _tls(raw: t.Any, path: str, files: bool, findings: Findings) -> dict[str, t.Any]:
+    """The ``tls`` settings of a TLS deployment: the files (``files``) and ``verify_hostname``."""
+    tls_raw = _mapping(raw, path, (TLS_FILE_FIELDS if files else ()) + ("verify_hostname",), findings)
+    tls_settings: dict[str, t.Any] = {}
+    for key in TLS_FILE_FIELDS if files else ():
+        if tls_raw.get(key) is None:
+            findings.error("%s.%s" % (path, key), "is missing", "an absolute path on the SBC (R-24)")
+        tls_settings[key] = abs_path(tls_raw.get(key), "%s.%s" % (path, key), None, findings)
+    verify = tls_raw.get("verify_hostname", True)
+    if not isinstance(verify, bool):
+        findings.error(path + ".verify_hostname", "is not a boolean", "true or false", verify)
+        verify = True
+    if verify is False:
+        findings.warn(path + ".verify_hostname", "is false: the SBC accepts any trusted certificate from "
+                      "an ACG peer, whatever host name it names (R-24 host-name check switched off)",
+                      "true (the default) unless a lab needs it", verify, rule="R-24")
+    tls_settings["verify_hostname"] = verify
+    return tls_settings
+
+
 def _common_only(raw: t.Any, base: str, findings: Findings) -> dict[str, t.Any]:
     if raw is not None and not isinstance(raw, dict):
         findings.error(base, "is not a mapping", "a mapping with: " + ", ".join(COMMON_FIELDS), raw)
@@ -202,7 +216,7 @@ def _next_hop(raw: t.Any, path: str, findings: Findings) -> t.Optional[dict[str,
     try:
         host = str(ipaddress.IPv4Address(host))
     except ValueError:
-        # The host lands inside kamailio.cfg: the inventory's one host-name rule, single labels allowed.
+        # The host lands inside a platform's configuration: the inventory's one host-name rule, single labels allowed.
         if fqdn_problem(host, min_labels=1) is not None or host.replace(".", "").isdigit():
             findings.error(path, "has no valid host", expected, raw)
             return None

@@ -3,14 +3,15 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The code shipped to SBC hosts, assembled from module_utils in one place.
 
-The SRV refresher runs on the SBC host, where there is no collection: ``kamailio/refresher.py`` and
-every module_utils file it imports, directly or not, are copied next to its script, keeping their
-place in module_utils (``kamailio/rows.py`` with the package's ``__init__.py``, ``srv_lookup.py``).
-``shipped_files`` finds that set by reading the imports themselves (so it cannot go stale as a
+A program a platform runs on the SBC host without the collection (an SRV refresher, ``Refresher`` of the
+platform contract) is copied there with every module_utils file it imports, directly or not, each keeping
+its place in module_utils (``<package>/<module>.py`` with the package's ``__init__.py``).
+``shipped_files(entry)`` finds that set by reading the imports themselves (so it cannot go stale as a
 hand-kept list can), and refuses a shipped file whose collection import has no plain fallback import
-next to it (``from x import`` or ``from package.x import``), which would fail on the host. The
-kamailio role installs what it returns (lookup ``commsgw.routing.shipped_code``), and so do the tests
-(tests/harness/refresher_install.py).
+next to it (``from x import`` or ``from package.x import``), which would fail on the host. The platform's
+role installs what it returns (lookup ``commsgw.routing.shipped_code``), and so do the tests
+(tests/harness/refresher_install.py). ``shipped_tree`` ships under the collection's own layout instead
+(the probe exporter).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import os
 import typing as t
 
 PACKAGE = "ansible_collections.commsgw.routing.plugins.module_utils"
-REFRESHER = "kamailio.refresher"
 
 
 class ShippedCodeError(ValueError):
@@ -35,8 +35,8 @@ def module_utils_dir() -> str:
 def _imports(tree: ast.AST, directory: t.Optional[str] = None) -> tuple[list[str], set[str]]:
     """(module_utils modules imported by the collection path, names imported by a plain import).
 
-    With ``directory`` (module_utils), ``from PACKAGE.kamailio import readback`` also names the submodule
-    ``kamailio.readback`` when that file exists there."""
+    With ``directory`` (module_utils), ``from PACKAGE.probe import view`` also names the submodule
+    ``probe.view`` when that file exists there."""
     collection: list[str] = []
     plain: set[str] = set()
     for node in ast.walk(tree):
@@ -57,12 +57,12 @@ def _imports(tree: ast.AST, directory: t.Optional[str] = None) -> tuple[list[str
 
 
 def _file_name(module: str) -> str:
-    """``kamailio.view`` -> ``kamailio/view.py``: the file's place under module_utils, and on the host."""
+    """``probe.view`` -> ``probe/view.py``: the file's place under module_utils, and on the host."""
     return module.replace(".", "/") + ".py"
 
 
 def _packages(module: str) -> list[str]:
-    """The packages ``module`` lies in, outermost first (``kamailio.view`` -> ``["kamailio"]``)."""
+    """The packages ``module`` lies in, outermost first (``probe.view`` -> ``["probe"]``)."""
     parts = module.split(".")[:-1]
     return [".".join(parts[:i + 1]) for i in range(len(parts))]
 
@@ -77,11 +77,11 @@ def _read(directory: str, name: str, module: str, entry: str) -> str:
                                % (module, entry, path, exc)) from exc
 
 
-def shipped_files(entry: str = REFRESHER, directory: t.Optional[str] = None) -> dict[str, str]:
+def shipped_files(entry: str, directory: t.Optional[str] = None) -> dict[str, str]:
     """``{file name: text}`` of ``entry`` and every module_utils module it needs, ``entry`` first.
 
-    A module in a package (``kamailio.view``) is named by its path (``kamailio/view.py``) and brings
-    the package's ``__init__.py``, so the plain import ``from kamailio.rows import ...`` works on the host."""
+    A module in a package (``probe.view``) is named by its path (``probe/view.py``) and brings
+    the package's ``__init__.py``, so the plain import ``from probe.view import ...`` works on the host."""
     return _closure(entry, directory or module_utils_dir(), plain_imports=True)
 
 
@@ -104,7 +104,7 @@ def _closure(entry: str, directory: str, plain_imports: bool) -> dict[str, str]:
         module = todo.pop(0)
         name = _file_name(module)
         if not plain_imports and os.path.isdir(os.path.join(directory, *module.split("."))):
-            name = _file_name(module + ".__init__")  # ``from PACKAGE.kamailio import readback`` imports the package
+            name = _file_name(module + ".__init__")  # ``from PACKAGE.probe import view`` imports the package
         if name in found:
             continue
         text = _read(directory, name, module, entry)

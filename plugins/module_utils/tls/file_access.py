@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Who may read a file: the TLS preflight's judgement of readability for the user Kamailio runs as.
+"""Who may read a file: the TLS preflight's judgement of readability for the user the SBC runs as.
 
 Judged from mode bits, owner, group and that user's groups, including every parent directory (the files
-are read as root, which proves nothing about the Kamailio user). POSIX ACLs are not evaluated; a file
+are read as root, which proves nothing about the SBC's user). POSIX ACLs are not evaluated; a file
 carrying one gets a warning. Standard library only: runs on the SBC host.
 """
 
@@ -194,7 +194,7 @@ def check_key_mode(path: str, user: t.Optional[RunAsUser], result: PreflightResu
     """A private key must not grant anything to other users."""
     info = os.stat(path)
     if stat.S_IMODE(info.st_mode) & 0o007:
-        group = _group_name(user.gid) if user else "kamailio"
+        group = _group_name(user.gid) if user else "<the SBC's group>"
         result.errors.append(
             "%s is accessible to every user on the host (%s); expected no access for others, e.g."
             " chown root:%s %s && chmod 0640 %s"
@@ -212,16 +212,16 @@ def group_members(gid: int) -> set[str]:
 
 def check_key_group(path: str, user: t.Optional[RunAsUser], result: PreflightResult,
                     leaving: t.Iterable[str] = ()) -> None:
-    """Issue 21: a key its group may read is read by every member of that group; only Kamailio's user may be one
-    (the SRV refresher was once put in Kamailio's group and so could read the key). ``leaving``: accounts the
-    same run takes out of the group before Kamailio restarts (the role's own refresher user)."""
+    """Issue 21: a key its group may read is read by every member of that group; only the SBC's user may be one
+    (an SRV refresher was once put in the SBC's group and so could read the key). ``leaving``: accounts the
+    same run takes out of the group before the SBC restarts (a role's own helper accounts)."""
     info = os.stat(path)
     if user is None or not stat.S_IMODE(info.st_mode) & 0o040:
         return
     others = sorted(group_members(info.st_gid) - {user.name} - set(leaving))
     if others:
         result.errors.append(
-            "%s is readable by group %s, whose members include %s besides %s; expected Kamailio's user alone in"
+            "%s is readable by group %s, whose members include %s besides %s; expected the SBC's user alone in"
             " the key's group, e.g. gpasswd -d %s %s" % (file_label(PRIVATE_KEY, path), _group_name(info.st_gid),
                                                          ", ".join(others), user.name, others[0],
                                                          _group_name(info.st_gid)))

@@ -3,9 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Preflight of the SBC's TLS files, run on the SBC host before anything changes.
 
-A key the Kamailio user cannot read, an expired certificate or a chain ACG will not accept shows up
+A key the SBC's user cannot read, an expired certificate or a chain ACG will not accept shows up
 otherwise only as a failed live start or refused TLS connections. ``check_tls_files`` reads the files
-as the caller (root) but judges readability for the user Kamailio runs as (tls_file_access.py).
+as the caller (root) but judges readability for the user the SBC runs as (tls/file_access.py).
 
 Standard library only (the SBC host has python3 but neither ``cryptography`` nor, reliably, the
 ``openssl`` binary). No message ever holds key material: only paths, modes, names and dates.
@@ -143,7 +143,7 @@ def check_key_matches(certificate: str, private_key: str, result: PreflightResul
     try:
         _server_context(certificate, private_key)
     except _KeyIsEncrypted:
-        result.errors.append("%s is encrypted (passphrase protected); Kamailio cannot prompt for a passphrase:"
+        result.errors.append("%s is encrypted (passphrase protected); the SBC cannot prompt for a passphrase:"
                              " expected an unencrypted PEM key, e.g. openssl pkey -in ENCRYPTED.key -out %s"
                              % (key_label, private_key))
         return False
@@ -214,12 +214,13 @@ def check_chain(certificate: str, private_key: str, trust_option: str, trust: st
     return False
 
 
-def check_tls_files(certificate: str, private_key: str, ca_bundle: str, chain_ca: t.Optional[str] = None,
-                    run_as_user: str = "kamailio", now: t.Optional[float] = None,
+def check_tls_files(certificate: str, private_key: str, ca_bundle: str, chain_ca: t.Optional[str] = None, *,
+                    run_as_user: str, now: t.Optional[float] = None,
                     expiry_warning_days: int = 30, key_group_leaving: t.Sequence[str] = ()) -> PreflightResult:
-    """Check the SBC's TLS files before Kamailio uses them; every problem names its option and file.
+    """Check the SBC's TLS files before the SBC uses them; every problem names its option and file.
 
-    ``ca_bundle`` is what the SBC trusts for ACG; ``chain_ca`` (default: ``ca_bundle``) holds the root
+    ``run_as_user``: the account the SBC runs as (the platform's, never a default here); readability is judged for
+    it. ``ca_bundle`` is what the SBC trusts for ACG; ``chain_ca`` (default: ``ca_bundle``) holds the root
     that ACG trusts for the SBC's own certificate. ``now`` (epoch seconds) is for tests. ``key_group_leaving``:
     accounts that leave the key's group in the same run (not counted as its other members).
     """
@@ -233,8 +234,8 @@ def check_tls_files(certificate: str, private_key: str, ca_bundle: str, chain_ca
         user = lookup_user(run_as_user)
     except KeyError:
         user = None
-        result.errors.append("run_as_user %s: no such user on this host; expected the user Kamailio runs as"
-                             " (see the -u option of the kamailio service)" % run_as_user)
+        result.errors.append("run_as_user %s: no such user on this host; expected the user the SBC runs as"
+                             % run_as_user)
     else:
         result.checked["run_as_user"].update(uid=user.uid, gid=user.gid, groups=user.group_names())
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import platform_names
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import (
+    UnknownPlatform, get_platform, is_qualified, platform_names)
 from ansible_collections.commsgw.routing.plugins.module_utils.validation.context import RuleContext
 from ansible_collections.commsgw.routing.plugins.module_utils.validation.names import HOST_RE, deployment_label
 
@@ -81,9 +82,13 @@ class SiteRules(RuleContext):
                 self.f.error(sbc.path + ".commsgw_site", "names no site of deployment %s" % deployment_label(self.d.name),
                              "one of: " + ", ".join(map(str, site_names)), sbc.site, "R-03")
             served.add(sbc.site)
-            if sbc.platform not in platform_names():
-                self.f.error(sbc.path + ".commsgw_sbc_platform", "is not a supported SBC platform",
-                             "one of the registered platforms: " + ", ".join(platform_names()), sbc.platform)
+            try:
+                get_platform(sbc.platform)
+            except UnknownPlatform as exc:  # another collection's platform: why it did not load
+                why = " (%s)" % exc if is_qualified(sbc.platform) else ""
+                self.f.error(sbc.path + ".commsgw_sbc_platform", "is not a supported SBC platform%s" % why,
+                             "one of the registered platforms: %s, or another collection's API platform as "
+                             "namespace.collection.name" % ", ".join(platform_names()), sbc.platform)
         for site in self.d.sites:
             if site.name is not None and site.name not in served:
                 self.f.error(site.path, "has no SBC host in the inventory",

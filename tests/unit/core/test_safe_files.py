@@ -95,7 +95,7 @@ def test_a_work_dir_owned_by_another_user_is_refused(tmp_path: Path) -> None:
     path.mkdir()
     os.chown(path, 65534, 65534)
     with pytest.raises(UnsafePathError, match="work_dir .* belongs to uid 65534, expected root or uid 4242 "
-                                              r"\(the user Kamailio runs as\): another local user"):
+                                              r"\(the user the SBC runs as\): another local user"):
         owned_directory(str(path), "work_dir", uid=4242)
     os.chown(path, 4242, 4242)
     assert owned_directory(str(path), "work_dir", uid=4242) is False

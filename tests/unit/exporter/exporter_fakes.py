@@ -77,7 +77,7 @@ class Network:
     def view(self, options: t.Mapping[str, t.Any]) -> probe.SbcView:
         if self.sbc is None:
             return probe.SbcView(platform="fake", source="", errors=["cannot read"])
-        runtime = [probe.SbcDestination(set_id=1000 if a == MCP else 1, uri="sip:%s:5061;transport=tls" % a, host=a,
+        runtime = [probe.SbcDestination(group="1000" if a == MCP else "1", uri="sip:%s:5061;transport=tls" % a, host=a,
                                         port=5061, transport="tls", state=self.sbc.get(a, "active"))
                    for a in R1 + R2 + [MCP] if self.sbc.get(a, "active") != "absent"]
         return probe.SbcView(platform="fake", source="fake rpc", runtime=runtime)
@@ -87,10 +87,10 @@ class Network:
         settings = settings or probe.ProbeSettings(check_provisioning_ttl=False)
         kwargs.setdefault("sbc_platform", "fake")
         kwargs.setdefault("sbc_settle_s", 0)
-        kwargs.pop("sbc_options", None)
+        kwargs.pop("platform_options", None)
         with mock.patch.object(probe, "resolve_record", self.resolve), \
                 mock.patch.object(probe, "probe_peer", self.peer), \
-                mock.patch.dict(probe.SBC_VIEWS, {"fake": self.view}):
+                mock.patch.object(probe, "sbc_view_reader", lambda name: self.view if name == "fake" else None):
             return probe.run_probe(plan, settings, **kwargs)
 
 

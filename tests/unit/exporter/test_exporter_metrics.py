@@ -110,12 +110,12 @@ def test_long_label_values_are_clipped() -> None:
     assert max(len(line) for line in text.splitlines()) < 2 * metrics.MAX_LABEL_CHARS + 400
 
 
-def test_sbc_states_absent_trying_and_unreadable() -> None:
+def test_sbc_states_absent_probing_and_unreadable() -> None:
     network = Network()
-    network.sbc = {R2[0]: "absent", R2[1]: "trying", R2[2]: "weird-platform-state"}
+    network.sbc = {R2[0]: "absent", R2[1]: "probing", R2[2]: "weird-platform-state"}
     text = exposition(network.run_probe())
     assert value(text, "commsgw_sbc_peer_state", peer="%s:5061" % R2[0], state="absent") == 1
-    assert value(text, "commsgw_sbc_peer_state", peer="%s:5061" % R2[1], state="trying") == 1
+    assert value(text, "commsgw_sbc_peer_state", peer="%s:5061" % R2[1], state="probing") == 1
     # A state the neutral set does not know is "unknown", never a new label value.
     assert value(text, "commsgw_sbc_peer_state", peer="%s:5061" % R2[2], state="unknown") == 1
     assert value(text, "commsgw_sbc_drift_peers", kind="missing") == 1

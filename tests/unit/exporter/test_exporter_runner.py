@@ -130,7 +130,11 @@ def test_probe_arguments_fit_the_budget() -> None:
     assert args["settings"].allowed_transports == ("tls",)
     short = cfg.probe_arguments(site, module, 2.0)
     settings = short["settings"]
-    assert settings.resolver.timeout_s + settings.timeout_s + short["sbc_options"]["rpc_timeout_s"] <= 2.0
+    # The platform's read timeout (Kamailio: rpc_timeout_s, its registration's read_timeout) is shortened too.
+    kamailio = cfg.parse_config(config_dict(sites={"s": {"plan": PLAN, "platform": "kamailio"}})).sites["s"]
+    options = cfg.probe_arguments(kamailio, module, 2.0)["platform_options"]
+    assert settings.resolver.timeout_s + settings.timeout_s + options["rpc_timeout_s"] <= 2.0
+    assert short["platform_options"] == {}  # a platform the registry does not know: nothing to shorten
     assert short["sbc_settle_s"] == 0.0
     assert cfg.probe_arguments(site, config.modules["quick"], 9.5)["settings"].timeout_s == 1.0
     management = cfg.parse_config(config_dict(sites={"s": {"plan": PLAN, "vantage": "management"}}))

@@ -59,6 +59,39 @@ def test_installed_exporter_runs_without_ansible(tmp_path: Path, python: str) ->
     assert bad.returncode == 2 and "cannot read the configuration" in bad.stderr
 
 
+PRELOAD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from ansible_collections.commsgw.routing.plugins.module_utils.exporter import config, main
+site = config.parse_config(json.loads(sys.argv[2]))
+main.preload(*[site][:main.preload.__code__.co_argcount])  # before issue 22 it took no configuration
+
+class Unreadable:  # after the drop the interpreter's own files may be unreadable (a lab's pyenv under /root)
+    def find_spec(self, name, path=None, target=None):
+        raise ImportError("no module %s after the privileges are dropped" % name)
+
+sys.meta_path.insert(0, Unreadable())
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import get_platform
+hooks = get_platform("kamailio").hooks()
+print("hooks", hooks.__name__.rsplit(".", 1)[-1])
+"""
+
+
+@pytest.mark.parametrize("python", ["/usr/bin/python3", sys.executable])
+def test_the_exporter_loads_its_sites_platform_before_it_drops_privileges(tmp_path: Path, python: str) -> None:
+    """Issue 22: platforms load lazily (sbc.registry), so the Kamailio readers were first imported by the first probe
+    run, after the exporter dropped to its user: on a host whose interpreter's files that user cannot read, every
+    run failed ("No module named 'fcntl'", test_exporter_e2e). The site's platform is now loaded before the drop."""
+    if not Path(python).exists():
+        pytest.skip("no %s" % python)
+    install(tmp_path / "lib")
+    raw = config_dict()
+    raw["sites"]["s"]["platform"] = "kamailio"
+    proc = subprocess.run([python, "-I", "-c", PRELOAD, str(tmp_path / "lib"), json.dumps(raw)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert proc.returncode == 0 and proc.stdout.split() == ["hooks", "hooks"], proc.stdout + proc.stderr
+
+
 def test_lookup_refuses_an_unknown_layout() -> None:
     from ansible.errors import AnsibleLookupError
     with pytest.raises(AnsibleLookupError, match="layout: 'flat'"):

@@ -46,4 +46,4 @@ def test_a_process_started_after_the_change_has_taken_it(tmp_path: Path) -> None
     pid_file.write_text("%d\n" % os.getpid())
     started = push_state.process_started_at(str(pid_file), name=b"python")
     assert started is not None and started <= __import__("time").time()
-    assert push_state.process_started_at(str(pid_file)) is None  # not a kamailio
+    assert push_state.process_started_at(str(pid_file), b"kamailio") is None  # not a kamailio

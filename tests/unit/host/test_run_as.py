@@ -73,28 +73,29 @@ def fixture_config_dir(tmp_path: Path) -> Path:
 
 
 def test_probe_view_reads_as_kamailio_not_as_root(config_dir: Path, tmp_path: Path) -> None:
-    view = KAMAILIO.probe_view(KAMAILIO.options({"config_dir": str(config_dir), "run_dir": str(tmp_path / "run")}))
+    view = KAMAILIO.probe_view(KAMAILIO.with_defaults({"config_dir": str(config_dir),
+                                                       "run_dir": str(tmp_path / "run")}))
     assert view.configured is None, view
     assert any("Permission denied" in e and "dispatcher.list" in e for e in view.errors), view.errors
     # As root (run_as_user root) the same view reads the file: the denial above is the drop, not the file.
-    view = KAMAILIO.probe_view(KAMAILIO.options({"config_dir": str(config_dir), "run_dir": str(tmp_path / "run"),
-                                                 "run_as_user": "root"}))
+    view = KAMAILIO.probe_view(KAMAILIO.with_defaults({"config_dir": str(config_dir), "run_dir": str(tmp_path / "run"),
+                                                       "run_as_user": "root"}))
     assert view.configured and view.configured[0].uri == "sip:127.0.10.1:5060;transport=udp"
 
 
 def test_read_state_reads_as_kamailio_not_as_root(config_dir: Path, tmp_path: Path) -> None:
-    options = {"config_dir": str(config_dir), "run_dir": str(tmp_path / "run"), "runtime": False}
-    assert KAMAILIO.read_state(KAMAILIO.options(options)) is None  # commsgw-srv.json unreadable: not onboarded
+    options = {"config_dir": str(config_dir), "run_dir": str(tmp_path / "run")}
+    assert KAMAILIO.read_state(KAMAILIO.with_defaults(options), runtime=False) is None  # unreadable: not onboarded
     with pytest.raises(ReadbackError):  # as root it is read (and is not a complete configuration)
-        KAMAILIO.read_state(KAMAILIO.options(dict(options, run_as_user="root")))
+        KAMAILIO.read_state(KAMAILIO.with_defaults(dict(options, run_as_user="root")), runtime=False)
 
 
 def test_peer_states_reads_kamailio_cfg_as_kamailio(config_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(OSError, match="cannot read kamailio.cfg.*Permission denied"):
-        KAMAILIO.peer_states(KAMAILIO.options({"config_dir": str(config_dir), "run_dir": str(tmp_path / "run")}))
+        KAMAILIO.peer_states(KAMAILIO.with_defaults({"config_dir": str(config_dir), "run_dir": str(tmp_path / "run")}))
     os.chown(config_dir / "kamailio.cfg", 0, grp.getgrnam("kamailio").gr_gid)
     os.chmod(config_dir / "kamailio.cfg", 0o640)
-    poll = KAMAILIO.peer_states(KAMAILIO.options({"config_dir": str(config_dir), "run_dir": str(tmp_path / "run")}))
+    poll = KAMAILIO.peer_states(KAMAILIO.with_defaults({"config_dir": str(config_dir), "run_dir": str(tmp_path / "run")}))
     with pytest.raises(PeerStateError, match="no jsonrpcs endpoint"):
         poll()
 
@@ -132,10 +133,10 @@ def test_migration_diff_shows_no_file_the_refresher_links_in(tmp_path: Path) -> 
         os.lchown(link, REFRESHER_UID, REFRESHER_UID)
     new = _plan(_production("pstn-region2-new", ["20.82.170.48/28"]))
     for user in ("kamailio", "root"):
-        rc, result = run_module("migration_diff", {"config_dir": str(etc), "files": _files(new), "plan": new,
-                                                   "run_as_user": user}, tmp_path)
+        rc, result = run_module("migration_diff", {"platform_options": {"config_dir": str(etc), "run_as_user": user},
+                                                   "artefacts": _files(new), "plan": new}, tmp_path)
         assert rc == 0, result
-        assert "SECRET-OF-ROOT-21" not in json.dumps(result), result["file_diffs"].get("dispatcher.list")
+        assert "SECRET-OF-ROOT-21" not in json.dumps(result), result["artefact_diffs"].get("dispatcher.list")
         assert result["onboarded"], result  # the rest of the deployed files were read (as Kamailio's group)
-        assert result["file_diffs"]["dispatcher.list"].startswith(
-            "--- %s/peers/dispatcher.list (absent)" % etc), result["file_diffs"]["dispatcher.list"][:200]
+        assert result["artefact_diffs"]["dispatcher.list"].startswith(
+            "--- %s/peers/dispatcher.list (absent)" % etc), result["artefact_diffs"]["dispatcher.list"][:200]

@@ -20,6 +20,7 @@ import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils.migration import transition as migration
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc import readback as sbc_readback
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import live as kamailio_live
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback as kamailio_readback
 from ansible_collections.commsgw.routing.plugins.module_utils.inventory.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import build_site_plan
@@ -115,7 +116,7 @@ def test_nothing_deployed_and_nothing_changed() -> None:
     same = migration.semantic_diff(_state(plan), _state(plan))
     assert not same["changes"]
     assert migration.summary_lines(same, "sbc-ams-1") == ["sbc-ams-1: no routing change"]
-    assert migration.file_diffs(_files(plan), _files(plan), "/etc/kamailio") == {}
+    assert migration.artefact_diffs(_files(plan), _files(plan), lambda name: "/etc/kamailio/" + name) == {}
     assert not migration.needs_transition(plan, _state(plan))
 
 
@@ -134,7 +135,7 @@ def test_region2_migrated_to_a_new_hostname_and_range() -> None:
     lines = migration.summary_lines(diff, "sbc-ams-1")
     assert "sbc-ams-1: region region2 hostname pstn-region2.%s -> pstn-region2-new.%s" % (DOMAIN, DOMAIN) in lines
     assert "sbc-ams-1: ACL admits %s" % R2_NEW in lines and "sbc-ams-1: ACL no longer admits %s" % R2 in lines
-    diffs = migration.file_diffs(_files(old), _files(new), "/etc/kamailio")
+    diffs = migration.artefact_diffs(_files(old), _files(new), lambda name: "/etc/kamailio/" + name)
     assert {"address.list", "dispatcher.list", "commsgw-srv.json"} <= set(diffs)
     assert "-1 20.82.160.32 28 0 region=region2;tls=pstn-region2.%s\n" % DOMAIN in diffs["address.list"]
     assert "+1 20.82.170.48 28 0 region=region2;tls=pstn-region2-new.%s\n" % DOMAIN in diffs["address.list"]
@@ -316,18 +317,19 @@ RPC = {"RECORDS": [
 
 
 def test_peer_health_counts_only_active_peers() -> None:
-    states = kamailio_readback.dispatcher_states(RPC)
-    assert states == {"20.82.170.49:5061": "AP", "20.82.170.50:5061": "TP", "20.82.160.33:5061": "IP"}
+    # Kamailio's flags in the contract's neutral states (AP active, TP probing, IP inactive).
+    states = kamailio_live.peer_states(RPC)
+    assert states == {"20.82.170.49:5061": "active", "20.82.170.50:5061": "probing", "20.82.160.33:5061": "inactive"}
     health = migration.peer_health(states, ["20.82.170.49:5061", "20.82.170.50:5061", "20.82.170.51:5061"],
                                    absent=["20.82.160.33:5061"])
     assert not health["ok"]
     assert health["active"] == ["20.82.170.49:5061"]
-    assert health["unhealthy"] == ["20.82.170.50:5061 TP"]
+    assert health["unhealthy"] == ["20.82.170.50:5061 probing"]
     assert health["missing"] == ["20.82.170.51:5061"]
     assert health["lingering"] == ["20.82.160.33:5061"]
     assert migration.peer_health(states, ["20.82.170.49:5061"])["ok"]
     with pytest.raises(migration.MigrationError):
-        kamailio_readback.dispatcher_states(["not", "a", "dict"])
+        kamailio_live.peer_states(["not", "a", "dict"])
 
 
 def test_unreadable_files_are_refused() -> None:

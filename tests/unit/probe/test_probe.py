@@ -78,8 +78,8 @@ def test_sip_uri_and_dispatcher_parsing() -> None:
             probe.parse_sip_uri(hostile)
     text = "# comment\n1 sip:127.0.10.1:5061;transport=tls 8 20 rweight=60\n\n2 sip:127.0.11.1:5061;transport=tls 8\n"
     rows = probe_view_kamailio.parse_dispatcher_list(text)
-    assert [(r.set_id, r.host, r.port, r.transport) for r in rows] == [(1, "127.0.10.1", 5061, "tls"),
-                                                                       (2, "127.0.11.1", 5061, "tls")]
+    assert [(r.group, r.host, r.port, r.transport, r.state) for r in rows] == [
+        ("1", "127.0.10.1", 5061, "tls", None), ("2", "127.0.11.1", 5061, "tls", None)]
     with pytest.raises(ValueError):
         probe_view_kamailio.parse_dispatcher_list("x sip:1.2.3.4\n")
     # The RPC result shape of Kamailio 5.6 / 6.0 (a single target is sometimes not a list).
@@ -88,8 +88,10 @@ def test_sip_uri_and_dispatcher_parsing() -> None:
                                       {"DEST": {"URI": "sip:127.0.10.2:5061;transport=tls", "FLAGS": "IP"}}]}},
         {"SET": {"ID": 2, "TARGETS": {"DEST": {"URI": "sip:127.0.11.1:5061;transport=tls", "FLAGS": "DX"}}}}]}
     parsed = probe_view_kamailio.parse_dispatcher_rpc(rpc)
-    assert [(d.set_id, d.host, d.state, d.probing) for d in parsed] == [
-        (1, "127.0.10.1", "active", True), (1, "127.0.10.2", "inactive", True), (2, "127.0.11.1", "disabled", False)]
+    # Kamailio's flags become the contract's neutral states; the set and the flags stay in the detail.
+    assert [(d.group, d.host, d.state, d.detail) for d in parsed] == [
+        ("1", "127.0.10.1", "active", "set 1, flags AP"), ("1", "127.0.10.2", "inactive", "set 1, flags IP"),
+        ("2", "127.0.11.1", "disabled", "set 2, flags DX")]
 
 
 def peer(address: str, port: int = 5061, healthy: bool = True, srv: str = "_sip._tls.r1.test",
@@ -100,7 +102,7 @@ def peer(address: str, port: int = 5061, healthy: bool = True, srv: str = "_sip.
 
 
 def dest(set_id: int, address: str, port: int = 5061, state: t.Optional[str] = "active") -> probe.SbcDestination:
-    return probe.SbcDestination(set_id=set_id, uri="sip:%s:%d;transport=tls" % (address, port), host=address,
+    return probe.SbcDestination(group=str(set_id), uri="sip:%s:%d;transport=tls" % (address, port), host=address,
                                 port=port, transport="tls", state=state)
 
 

@@ -4,7 +4,7 @@
 """The SBC's own peer states in the probe's verdicts, through run_probe without network.
 
 DNS, the per-peer OPTIONS and the SBC view are fakes: ``_resolve_record`` and ``probe_peer`` are
-replaced by table lookups and the SBC view is a hook in ``SBC_VIEWS`` that returns the states the
+replaced by table lookups and the SBC view is the hook ``sbc_view_reader`` gives, which returns the states the
 test chose. Everything between (region verdicts, drift, state comparison, site verdict) is the real
 code. Site: region1 local (10.0.1.1-3), region2 remote (10.0.2.1-3), one MCP target (10.0.9.1).
 The SBC-view settle wait runs on a fake clock whose sleep only advances it: no test really waits.
@@ -91,7 +91,7 @@ def view(states: t.Mapping[str, t.Optional[str]]) -> probe.SbcView:
     for srv_name, addresses in TARGETS.items():
         for address in addresses:
             runtime.append(probe.SbcDestination(
-                set_id=SET_IDS[srv_name], uri="sip:%s:5061;transport=tls" % address, host=address, port=5061,
+                group=str(SET_IDS[srv_name]), uri="sip:%s:5061;transport=tls" % address, host=address, port=5061,
                 transport="tls", state=states.get(address, "active")))
     return probe.SbcView(platform="fake", source="fake rpc", runtime=runtime)
 
@@ -122,7 +122,7 @@ def run(monkeypatch: pytest.MonkeyPatch, *readings: t.Mapping[str, t.Optional[st
         clock.reads_at.append(clock.now)
         return view(readings[min(len(clock.reads_at), len(readings)) - 1])
 
-    monkeypatch.setitem(probe.SBC_VIEWS, "fake", hook)
+    monkeypatch.setattr(probe, "sbc_view_reader", lambda name: hook if name == "fake" else None)
     return probe.run_probe(PLAN, kwargs.pop("settings", SETTINGS), host="sbc-1", sbc_platform="fake",
                            clock=clock, sleep=clock.sleep, **kwargs)
 
@@ -141,15 +141,15 @@ def test_all_active_passes_and_mcp_state_is_not_judged(monkeypatch: pytest.Monke
                                    "_sip._tls.r2.test": {"region": "region2", "active": 3, "total": 3}}
 
 
-def test_every_acg_peer_trying_is_never_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The production case: the probe reached every peer, the SBC had them all in "trying" and answered 503.
-    report = run(monkeypatch, {address: "trying" for address in R1 + R2})
+def test_every_acg_peer_probing_is_never_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The production case: the probe reached every peer, the SBC had them all in "probing" and answered 503.
+    report = run(monkeypatch, {address: "probing" for address in R1 + R2})
     assert report["verdict"] == "fail", report["reasons"]
     assert report["sbc_view"]["verdict"] == "fail"
     text = sbc_reasons(report)
-    assert "the SBC sees none of the 6 ACG peer(s) active (6 trying): it cannot send calls to ACG" in text
+    assert "the SBC sees none of the 6 ACG peer(s) active (6 probing): it cannot send calls to ACG" in text
     for address in R1 + R2:
-        assert "tls %s:5061 (p-%s) trying" % (address, address) in text
+        assert "tls %s:5061 (p-%s) probing" % (address, address) in text
     assert any(reason.startswith("SBC view fail: ") for reason in report["reasons"])
     # JUnit: the peer states are a failing case of the SBC view suite; the summary counts them.
     root = ET.fromstring(to_junit([report]).split("\n", 1)[1])
@@ -160,35 +160,35 @@ def test_every_acg_peer_trying_is_never_pass(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_local_trunk_group_with_no_active_peer_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    report = run(monkeypatch, {R1[0]: "trying", R1[1]: "inactive", R1[2]: "disabled"})
+    report = run(monkeypatch, {R1[0]: "probing", R1[1]: "inactive", R1[2]: "disabled"})
     assert report["verdict"] == "fail", report["reasons"]
     text = sbc_reasons(report)
     assert ("the SBC sees no peer of the local trunk group region1 active (0 of 3: 1 disabled, 1 inactive, "
-            "1 trying): it cannot send calls to its local region") in text
+            "1 probing): it cannot send calls to its local region") in text
     assert "cannot send calls to ACG" not in text  # region2 is still usable
 
 
 def test_remote_group_down_in_the_sbc_is_a_warning_naming_peer_and_state(monkeypatch: pytest.MonkeyPatch) -> None:
-    report = run(monkeypatch, {R2[0]: "trying", R2[1]: "inactive", R2[2]: "disabled", R1[1]: None}, sbc_settle_s=0)
+    report = run(monkeypatch, {R2[0]: "probing", R2[1]: "inactive", R2[2]: "disabled", R1[1]: None}, sbc_settle_s=0)
     sbc = report["sbc_view"]
     assert report["verdict"] == "warn" and sbc["verdict"] == "warn", report["reasons"]
     text = sbc_reasons(report)
     # A runtime entry without a state is "unknown", and counts as not active.
     assert ("not active in the SBC's view: tls 10.0.1.2:5061 (p-10.0.1.2) unknown, tls 10.0.2.1:5061 (p-10.0.2.1) "
-            "trying, tls 10.0.2.2:5061 (p-10.0.2.2) inactive, tls 10.0.2.3:5061 (p-10.0.2.3) disabled") in text
+            "probing, tls 10.0.2.2:5061 (p-10.0.2.2) inactive, tls 10.0.2.3:5061 (p-10.0.2.3) disabled") in text
     assert "local trunk group" not in text and "cannot send calls" not in text
-    # Disabled (an operator's choice) is not a mismatch; trying/inactive for a healthy peer is.
+    # Disabled (an operator's choice) is not a mismatch; probing/inactive for a healthy peer is.
     assert [(m["peer"].split()[1], m["sbc_state"]) for m in sbc["state_mismatch"]] == [
-        ("10.0.2.1:5061", "trying"), ("10.0.2.2:5061", "inactive")]
+        ("10.0.2.1:5061", "probing"), ("10.0.2.2:5061", "inactive")]
 
 
-def test_trying_peer_the_probe_found_dead_is_not_active_and_no_mismatch(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_probing_peer_the_probe_found_dead_is_not_active_and_no_mismatch(monkeypatch: pytest.MonkeyPatch) -> None:
     DEAD.add(R1[0])
-    report = run(monkeypatch, {R1[0]: "trying"})
+    report = run(monkeypatch, {R1[0]: "probing"})
     sbc = report["sbc_view"]
     assert sbc["state_mismatch"] == []  # both see the peer failing
     assert [(e["peer"].split()[1], e["sbc_state"], e["probe"]) for e in sbc["not_active"]] == [
-        ("10.0.1.1:5061", "trying", "no_reply")]
+        ("10.0.1.1:5061", "probing", "no_reply")]
     assert sbc["verdict"] == "warn" and report["verdict"] == "warn"
 
 
@@ -199,7 +199,7 @@ def test_peer_missing_from_the_sbc_counts_as_not_active(monkeypatch: pytest.Monk
         full.runtime = [d for d in full.runtime or [] if d.host not in R1[1:]]
         return full
 
-    monkeypatch.setitem(probe.SBC_VIEWS, "fake", hook)
+    monkeypatch.setattr(probe, "sbc_view_reader", lambda name: hook if name == "fake" else None)
     # Drift only warns here, so the failure comes from the states alone.
     lenient = probe.ProbeSettings(check_provisioning_ttl=False, thresholds=probe.Thresholds(fail_on_drift=False))
     report = probe.run_probe(PLAN, lenient, sbc_platform="fake", sbc_settle_s=0)
@@ -210,11 +210,11 @@ def test_peer_missing_from_the_sbc_counts_as_not_active(monkeypatch: pytest.Monk
 
 def test_file_only_view_judges_no_state(monkeypatch: pytest.MonkeyPatch) -> None:
     def hook(options: t.Mapping[str, t.Any]) -> probe.SbcView:
-        configured = [probe.SbcDestination(set_id=d.set_id, uri=d.uri, host=d.host, port=d.port, transport=d.transport)
+        configured = [probe.SbcDestination(group=d.group, uri=d.uri, host=d.host, port=d.port, transport=d.transport)
                       for d in view({}).runtime or []]
         return probe.SbcView(platform="fake", source="file", configured=configured, errors=["no socket"])
 
-    monkeypatch.setitem(probe.SBC_VIEWS, "fake", hook)
+    monkeypatch.setattr(probe, "sbc_view_reader", lambda name: hook if name == "fake" else None)
     report = probe.run_probe(PLAN, SETTINGS, sbc_platform="fake")
     sbc = report["sbc_view"]
     assert sbc["verdict"] == "warn" and sbc["not_active"] == [] and sbc["active_peers"] == {}
@@ -230,10 +230,10 @@ def test_default_settle_limit_follows_the_plan_and_is_capped() -> None:
 
 def test_unsettled_view_read_again_until_active_then_passes(monkeypatch: pytest.MonkeyPatch) -> None:
     # Right after a restart: the SBC has not pinged yet. Third re-read: everything active.
-    trying = {address: "trying" for address in R1 + R2}
+    probing = {address: "probing" for address in R1 + R2}
     inactive = {address: "inactive" for address in R1 + R2}
     clock = FakeClock()
-    report = run(monkeypatch, inactive, trying, dict(trying, **{R1[0]: "active"}), {}, clock=clock)
+    report = run(monkeypatch, inactive, probing, dict(probing, **{R1[0]: "active"}), {}, clock=clock)
     assert report["verdict"] == "pass", report["reasons"]
     settle = report["sbc_view"]["settle"]
     assert settle == {"limit_s": 4.0, "waited_s": 1.5, "readings": 4, "settled": True, "unsettled": [],
@@ -246,26 +246,26 @@ def test_unsettled_view_read_again_until_active_then_passes(monkeypatch: pytest.
 
 def test_view_that_never_settles_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = FakeClock()
-    report = run(monkeypatch, {address: "trying" for address in R1 + R2}, clock=clock)
+    report = run(monkeypatch, {address: "probing" for address in R1 + R2}, clock=clock)
     settle = report["sbc_view"]["settle"]
     # Limit 4 s, re-read every 0.5 s: the first reading plus 8 more, 4 s waited, never longer.
     assert settle["readings"] == len(clock.reads_at) == 9 and settle["waited_s"] == 4.0
     assert sum(clock.sleeps) == 4.0 and not settle["settled"] and len(settle["unsettled"]) == 6
     assert settle["text"] == "not settled after 4.0 s (9 readings, limit 4.0 s)"
     assert report["verdict"] == "fail"
-    assert "not active in the SBC's view after a 4.0 s wait: tls 10.0.1.1:5061 (p-10.0.1.1) trying" in sbc_reasons(report)
+    assert "not active in the SBC's view after a 4.0 s wait: tls 10.0.1.1:5061 (p-10.0.1.1) probing" in sbc_reasons(report)
 
 
 def test_settle_keeps_the_last_reading_with_states_when_a_re_read_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = FakeClock()
-    readings = [view({address: "trying" for address in R1 + R2}),
+    readings = [view({address: "probing" for address in R1 + R2}),
                 probe.SbcView(platform="fake", source="fake rpc", errors=["rpc timed out"])]
 
     def hook(options: t.Mapping[str, t.Any]) -> probe.SbcView:
         clock.reads_at.append(clock.now)
         return readings[min(len(clock.reads_at), 2) - 1]
 
-    monkeypatch.setitem(probe.SBC_VIEWS, "fake", hook)
+    monkeypatch.setattr(probe, "sbc_view_reader", lambda name: hook if name == "fake" else None)
     report = probe.run_probe(PLAN, SETTINGS, sbc_platform="fake", clock=clock, sleep=clock.sleep)
     assert len(clock.reads_at) == 2
     assert report["sbc_view"]["settle"]["text"] == (
@@ -303,7 +303,7 @@ def test_module_option_sbc_settle_timeout(tmp_path: Path) -> None:
     # Nothing to probe and no Kamailio where it looks: the limit reaches the report, nothing is waited for.
     nowhere = str(tmp_path / "nowhere")
     args = {"plan": plan, "platform": "kamailio", "sbc_settle_timeout": 2.5, "check_provisioning_ttl": False,
-            "sbc_options": {"config_dir": nowhere, "run_dir": nowhere}}
+            "platform_options": {"config_dir": nowhere, "run_dir": nowhere}}
     code, result = run_module("probe", args, tmp_path)
     assert code == 0, result
     assert result["report"]["settings"]["sbc_settle_s"] == 2.5

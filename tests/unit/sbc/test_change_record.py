@@ -2,8 +2,9 @@
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Issue 11 item 7: the change record's logic (tests/integration/test_push.py checks a real onboard run's
-record against the files on the SBC). The step inputs have the shape of real kamailio_config /
-kamailio_service results, skipped tasks included."""
+record against the files on the SBC). Issue 22: the record takes the contract's neutral change steps; here they
+come from the kamailio role's results (real kamailio_config / kamailio_service shapes, skipped tasks included)
+through its filter kamailio_change_step, and from an API platform's apply."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.commsgw.routing.plugins.filter.kamailio_change_step import kamailio_change_step
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.change_record import (
     ChangeRecordError, apply, record_path, update_file)
 from ansible_collections.commsgw.routing.plugins.module_utils.core.safe_files import write_text_atomic
@@ -38,7 +40,9 @@ def _run(steps: list[dict[str, object]], failed: bool = False, gates: list[dict[
     params = {"state": "opened", "run_id": "r1", "playbook": "migrate.yml", "dir": "/x"}
     record = apply(None, params, CONTEXT)
     record = apply(record, dict(params, state="sbc_started", host="sbc-1"), _at(1))
-    record = apply(record, dict(params, state="sbc_finished", host="sbc-1", steps=steps, failed=failed,
+    neutral = [kamailio_change_step(step["push"], step["kind"], step["services"]) if "push" in step else step
+               for step in steps]
+    record = apply(record, dict(params, state="sbc_finished", host="sbc-1", steps=neutral, failed=failed,
                                 error="gate failed" if failed else "", gates=list(gates)), _at(9))
     return apply(record, dict(params, state="closed"), _at(12))
 
@@ -111,3 +115,27 @@ def test_the_file_is_updated_in_place(tmp_path: Path) -> None:
                 write_text_atomic)
     saved = json.loads(Path(path).read_text())
     assert saved["sbcs"]["a"]["status"] == "in progress" and saved["result"] == "incomplete"
+
+
+def test_an_api_platforms_apply_is_recorded_without_process_ids() -> None:
+    """An API platform applies its artefacts through the device's management API: no process, no reload methods."""
+    step = {"kind": "push", "changed": True, "artefacts": [{"name": "config.json", "before_sha256": None,
+                                                           "after_sha256": "c1"}],
+            "service": {"action": "applied", "detail": ["PUT /config"], "pid_before": None, "pid_after": None},
+            "backup": "revision 7"}
+    entry = _run([step])["sbcs"]["sbc-1"]
+    assert (entry["service_action"], entry["pid_before"], entry["pid_after"]) == ("apply", None, None)
+    assert entry["steps"][0]["backup"] == "revision 7" and entry["steps"][0]["reloaded"] == ["PUT /config"]
+    assert entry["files"] == [{"name": "config.json", "sha256_before": None, "sha256_after": "c1"}]
+
+
+@pytest.mark.parametrize("step", [
+    {"kind": "push", "artefacts": [], "service": {"action": "rebooted"}},
+    {"kind": "push", "artefacts": "kamailio.cfg"},
+    {"kind": "push", "push": {}, "services": []},  # the kamailio role's raw results, not a neutral step
+])
+def test_a_step_that_is_not_a_neutral_change_step_is_refused(step: dict[str, object]) -> None:
+    params = {"state": "opened", "run_id": "r3", "playbook": "onboard.yml", "dir": "/x"}
+    record = apply(None, params, CONTEXT)
+    with pytest.raises(ChangeRecordError, match="steps: "):
+        apply(record, dict(params, state="sbc_finished", host="a", steps=[step]), CONTEXT)

@@ -1,42 +1,54 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Issue 10: the SBC platform contract (module_utils.sbc_platform), proven for every registered platform.
+"""Issues 10 and 22: the SBC platform contract (module_utils/sbc/contract.py), proven for every shipped platform and
+for the walking skeleton of another collection (tests/platforms/.../commsgw_test/skeleton, an API platform).
 
-Each test is parametrised over ``sbc_platforms.PLATFORMS``: a platform is proven by these tests the moment
-it is registered (and gives its test data under tests/data/platforms/<name>/, see the README there)."""
+Each test is parametrised over ``registry.SHIPPED`` plus the skeleton: a platform is proven by these tests the
+moment it is registered (and gives its test data under tests/data/platforms/<name>/, see the README there)."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import ipaddress
 import json
+import sys
 import typing as t
+import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.filter.sbc_platform_role import sbc_platform_role
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc import readback as sbc_readback
-from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import Findings
-from ansible_collections.commsgw.routing.plugins.module_utils.inventory.hosts import validate_inventory
-from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import build_site_plan
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.contract import SbcPlatform
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import (
-    PLATFORMS, UnknownPlatform, get_platform)
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.settings import COMMON_FIELDS, parse_sbc_settings
-from ansible_collections.commsgw.routing.tests.harness.tools import run_module
-from ansible_collections.commsgw.routing.tests.unit.inventory_files import INVENTORIES, load_hostvars
-
 REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "tests" / "platforms"))  # the skeleton's collection, next to this one
+
+from ansible_collections.commsgw.routing.plugins.filter.sbc_platform_role import sbc_platform_role  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import Findings  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.inventory.hosts import validate_inventory  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import build_site_plan  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc import readback as sbc_readback  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.contract import (  # noqa: E402
+    API, HOOKS, PEER_STATES, TLS_FILES, SbcPlatform)
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.options import (  # noqa: E402
+    PlatformOptionsError, inventory_options, validate_options)
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import (  # noqa: E402
+    DEFAULT_PLATFORM, SHIPPED, UnknownPlatform, get_platform, platform_names)
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.settings import (  # noqa: E402
+    COMMON_FIELDS, parse_sbc_settings)
+from ansible_collections.commsgw.routing.tests.harness.skeleton_api import SkeletonServer  # noqa: E402
+from ansible_collections.commsgw.routing.tests.harness.tools import run_module  # noqa: E402
+from ansible_collections.commsgw.routing.tests.unit.inventory_files import INVENTORIES, load_hostvars  # noqa: E402
+
 DATA = REPO / "tests" / "data" / "platforms"
-NAMES = sorted(PLATFORMS)
+SKELETON = "commsgw_test.skeleton.skeleton"
+NAMES = sorted(SHIPPED) + [SKELETON]
 HOST = "sbc-contract-1"
 COMMON = {"acg_listen": {"address": "192.0.2.10"}, "core_listen": {"address": "10.0.0.10", "port": 5070},
-          "core_next_hop": "10.0.0.20:5060",
-          "tls": {"certificate": "/etc/sbc/cert.pem", "private_key": "/etc/sbc/key.pem", "ca_bundle": "/etc/sbc/ca.pem"}}
+          "core_next_hop": "10.0.0.20:5060"}
+TLS = {"certificate": "/etc/sbc/cert.pem", "private_key": "/etc/sbc/key.pem", "ca_bundle": "/etc/sbc/ca.pem"}
 
 
 def _contract(name: str) -> dict[str, t.Any]:
@@ -44,7 +56,9 @@ def _contract(name: str) -> dict[str, t.Any]:
 
 
 def _settings(name: str) -> dict[str, t.Any]:
-    return dict(copy.deepcopy(COMMON), **_contract(name)["settings"])
+    platform = get_platform(name)
+    tls = TLS if platform.tls_form == TLS_FILES else {}
+    return dict(copy.deepcopy(COMMON), tls=tls, **_contract(name)["settings"])
 
 
 def _answers(plan: dict[str, t.Any], drop: t.Optional[str] = None) -> dict[str, t.Any]:
@@ -78,58 +92,109 @@ def _render(platform: SbcPlatform, plan: dict[str, t.Any]) -> dict[str, str]:
     return platform.render(plan, _settings(platform.name), host=HOST, **_contract(platform.name)["render_options"])
 
 
+def _recorded(name: str) -> tuple[dict[str, t.Any], dict[str, t.Optional[str]], dict[str, t.Any]]:
+    """(plan, artefacts, answers): what a real SBC of the platform answered (runtime.json), or for a platform with
+    a stand-in (the skeleton's API server) what the stand-in answers once the plan's artefacts are applied."""
+    contract = _contract(name)
+    if "recorded" in contract:
+        recorded = json.loads((DATA / name / contract["recorded"]).read_text(encoding="utf-8"))
+        return recorded["plan"], recorded["files"], recorded["answers"]
+    platform = get_platform(name)
+    plan = _plan("lab")
+    artefacts = _render(platform, plan)
+    with SkeletonServer() as server:
+        options = {"url": server.url, "username": server.device.username, "password": server.device.password}
+        request = urllib.request.Request(server.url + "/config", method="PUT", headers=_auth(options),
+                                         data=json.dumps({"content": artefacts["config.json"]}).encode())
+        urllib.request.urlopen(request, timeout=5).read()  # noqa: S310 - loopback
+        answers = platform.hooks()._answers(validate_options(platform, options)[0])  # pylint: disable=protected-access
+    return plan, artefacts, answers
+
+
+def _auth(options: t.Mapping[str, str]) -> dict[str, str]:
+    import base64  # pylint: disable=import-outside-toplevel
+    token = base64.b64encode(("%s:%s" % (options["username"], options["password"])).encode()).decode()
+    return {"Authorization": "Basic " + token, "Content-Type": "application/json"}
+
+
+# --------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_registration_is_complete_and_its_hooks_load_on_first_use(name: str) -> None:
+    platform = get_platform(name)
+    assert platform.name == name and platform.connection in ("host", "api")
+    module = platform.hooks()
+    missing = [hook for hook in HOOKS if not callable(getattr(module, hook, None))]
+    assert not missing, "%s's hooks module lacks %s" % (name, missing)
+    assert platform.read_timeout in platform.options
+    assert not platform.artefact_root or platform.artefact_root in platform.options
+    assert set(platform.option_sources) <= set(platform.options)
+
+
+def test_a_platform_of_another_collection_must_be_an_api_platform(monkeypatch: pytest.MonkeyPatch) -> None:
+    """AnsiballZ carries only this collection's module_utils to an SBC host: a host platform of another
+    collection could never run there, so the registry refuses it by name."""
+    from ansible_collections.commsgw_test.skeleton.plugins.module_utils.skeleton import platform as skeleton
+    import dataclasses
+    assert get_platform(SKELETON).connection == API
+    monkeypatch.setattr(skeleton, "PLATFORM", dataclasses.replace(skeleton.PLATFORM, connection="host"))
+    monkeypatch.setattr("ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry._LOADED", {})
+    with pytest.raises(UnknownPlatform, match="must be reached through an API"):
+        get_platform(SKELETON)
+    with pytest.raises(UnknownPlatform, match="cannot be loaded .*No module named"):
+        get_platform("commsgw_test.nowhere.acme")
+    with pytest.raises(UnknownPlatform, match="is not a registered SBC platform"):
+        get_platform("Commsgw.x.y")  # not a qualified name: never imported
+
+
 @pytest.mark.parametrize("kind", ["lab", "production"])
 @pytest.mark.parametrize("name", NAMES)
-def test_rendered_files_read_back_as_the_plans_facts(name: str, kind: str) -> None:
-    platform = PLATFORMS[name]
+def test_rendered_artefacts_read_back_as_the_plans_facts(name: str, kind: str) -> None:
+    platform = get_platform(name)
     plan = _plan(kind)
-    files = _render(platform, plan)
-    assert set(files) & set(platform.state_files), "the rendered files carry no routing state"
-    state = platform.state_from_files(files, {})
+    artefacts = _render(platform, plan)
+    assert set(artefacts) & set(platform.state_artefacts), "the rendered artefacts carry no routing state"
+    state = platform.state_from_artefacts(artefacts, {})
     assert state is not None
     assert state["type"] == kind and state["site"] == plan["site"]["name"]
     assert sbc_readback.compare(plan, state, platform.weight_scale) == []
-    assert platform.state_from_files({}, {}) is None  # never onboarded
+    assert platform.state_from_artefacts({}, {}) is None  # never onboarded
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_files_of_another_plan_are_drift_in_plan_terms(name: str) -> None:
-    platform = PLATFORMS[name]
+def test_artefacts_of_another_plan_are_drift_in_plan_terms(name: str) -> None:
+    platform = get_platform(name)
     plan = _plan("production")
     dropped = str(ipaddress.ip_network(plan["trunk_groups"][0]["ip_ranges"][0])[2])
-    state = platform.state_from_files(_render(platform, _plan("production", drop=dropped)), {})
+    state = platform.state_from_artefacts(_render(platform, _plan("production", drop=dropped)), {})
     texts = [d["text"] for d in sbc_readback.compare(plan, state, platform.weight_scale)]
     assert any(dropped in text for text in texts), texts
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_recorded_runtime_answers_read_back_in_sync(name: str) -> None:
-    """What a real SBC of the platform answered (tests/data/platforms/<name>/runtime.json): its running
-    peers are the plan's, for the read-back (drift) and the probe's view alike."""
-    platform = PLATFORMS[name]
-    recorded = json.loads((DATA / name / _contract(name)["recorded"]).read_text(encoding="utf-8"))
-    plan, files, answers = recorded["plan"], recorded["files"], recorded["answers"]
+def test_runtime_answers_read_back_in_sync_with_neutral_peer_states(name: str) -> None:
+    """What the SBC answers (recorded from a real one, or its stand-in): its running peers are the plan's, for the
+    read-back (drift) and the probe's view alike, each in one of the contract's neutral states."""
+    platform = get_platform(name)
+    plan, artefacts, answers = _recorded(name)
     assert sorted(answers) == sorted(platform.runtime_queries)
-    state = platform.state_from_files(files, {})
+    state = platform.state_from_artefacts(artefacts, {})
     assert state is not None
-    state["runtime"] = dict(platform.runtime_state(files, answers), errors=[])
+    state["runtime"] = dict(platform.runtime_state(artefacts, answers), errors=[])
     assert state["runtime"]["regions"] is not None and state["runtime"]["acl"] is not None
     assert sbc_readback.compare(plan, state, platform.weight_scale) == []
     planned = {(a, p["port"]) for g in plan["trunk_groups"] for p in g["peers"] for a in p["addresses"]}
-    running = {(d.host, d.port) for d in platform.runtime_peers(answers)}
-    assert planned and running == planned
-    # An answer that lost a peer is drift of the running state.
-    first = next(iter(answers["dispatcher.list"]["RECORDS"])) if name == "kamailio" else None
-    if first is not None:
-        lost = copy.deepcopy(answers)
-        lost["dispatcher.list"]["RECORDS"][0]["SET"]["TARGETS"] = first["SET"]["TARGETS"][1:]
-        state["runtime"] = dict(platform.runtime_state(files, lost), errors=[])
-        assert [d["source"] for d in sbc_readback.compare(plan, state, platform.weight_scale)] == ["runtime"]
+    running = platform.runtime_peers(answers)
+    assert planned and {(d.host, d.port) for d in running} >= planned
+    assert {d.state for d in running} <= set(PEER_STATES) | {None}
+    assert {p["state"] for p in state["runtime"]["peers"]} <= set(PEER_STATES) | {None}
+    assert not any(key in peer for peer in state["runtime"]["peers"] for key in ("set_id", "probing", "flags"))
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_settings_validator_names_each_of_its_fields(name: str) -> None:
-    platform = PLATFORMS[name]
+    platform = get_platform(name)
     assert not set(platform.settings_fields) & set(COMMON_FIELDS)
     findings = Findings()
     settings = parse_sbc_settings(_settings(name), HOST, "tls", findings, name)
@@ -148,51 +213,107 @@ def test_the_settings_validator_names_each_of_its_fields(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_the_tls_material_is_files_or_the_devices(name: str) -> None:
+    """TLS material is what the platform presents and trusts: files on the SBC host are one form."""
+    platform = get_platform(name)
+    base = "hosts[%s].commsgw_sbc.tls" % HOST
+    findings = Findings()
+    parse_sbc_settings(dict(_settings(name), tls={"verify_hostname": True}), HOST, "tls", findings, name)
+    if platform.tls_form == TLS_FILES:
+        assert sorted(f.path for f in findings.errors) == [base + "." + k for k in ("ca_bundle", "certificate",
+                                                                                    "private_key")]
+    else:
+        assert not findings.errors, [f.render() for f in findings.errors]
+        findings = Findings()
+        parse_sbc_settings(dict(_settings(name), tls=TLS), HOST, "tls", findings, name)
+        assert {f.path for f in findings.errors} == {base + "." + k for k in TLS}
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_the_refresher_declaration_is_consistent(name: str) -> None:
-    platform = PLATFORMS[name]
+    platform = get_platform(name)
     refresher = platform.refresher
     if not refresher.needed:
         assert refresher.reason and not (refresher.reads or refresher.writes or refresher.reloads)
         return
-    files = _render(platform, _plan("production"))
-    assert refresher.reads and set(refresher.reads) <= set(files)
-    assert refresher.writes and set(refresher.writes) <= set(platform.state_files) & set(files)
+    artefacts = _render(platform, _plan("production"))
+    assert refresher.reads and set(refresher.reads) <= set(artefacts)
+    assert refresher.writes and set(refresher.writes) <= set(platform.state_artefacts) & set(artefacts)
     assert refresher.reloads
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_the_role_and_modules_the_playbooks_use_exist(name: str) -> None:
-    platform = PLATFORMS[name]
+def _role_dir(platform: SbcPlatform) -> Path:
     namespace, collection, role = platform.role.split(".")
-    assert (namespace, collection) == ("commsgw", "routing")
-    tasks = REPO / "roles" / role / "tasks"
-    for entry in ("main", "render", "migrate"):  # include_role / tasks_from in playbooks/*.yml
-        assert (tasks / (entry + ".yml")).is_file()
-    specs = yaml.safe_load((REPO / "roles" / role / "meta" / "argument_specs.yml").read_text(encoding="utf-8"))
-    # The playbooks hand every platform's role its site plan as commsgw_sbc_plan, never by a platform's own name.
-    for playbook in (REPO / "playbooks").glob("*.yml"):
-        text = playbook.read_text(encoding="utf-8")
-        assert "%s_plan" % role not in text, playbook
-        if "sbc_platform_role" in text:
-            assert "commsgw_sbc_plan:" in text, playbook
-    role_text = "".join(path.read_text(encoding="utf-8") for path in (REPO / "roles" / role).rglob("*.yml"))
-    assert "commsgw_sbc_plan" in role_text
-    for entry in ("render", "migrate"):
-        assert specs["argument_specs"][entry]["options"]
-    for module in (platform.start_test, platform.apply):
-        assert (REPO / "plugins" / "modules" / (module.split(".")[-1] + ".py")).is_file()
+    if (namespace, collection) == ("commsgw", "routing"):
+        return REPO / "roles" / role
+    return REPO / "tests" / "platforms" / "ansible_collections" / namespace / collection / "roles" / role
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_role_has_every_entry_point_the_playbooks_include(name: str) -> None:
+    platform = get_platform(name)
+    role = _role_dir(platform)
+    specs = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text(encoding="utf-8"))["argument_specs"]
+    for entry in ("main", "render", "settle", "rollback", "hold", "release"):  # playbooks/tasks/migrate_sbc.yml
+        assert (role / "tasks" / (entry + ".yml")).is_file(), entry
+        assert specs[entry]["options"], entry
+    role_text = "".join(path.read_text(encoding="utf-8") for path in role.rglob("*.yml"))
+    for variable in ("commsgw_sbc_plan", "commsgw_sbc_artefacts", "commsgw_sbc_change_steps", "commsgw_sbc_push",
+                     "commsgw_sbc_rollback_to", "commsgw_sbc_settle_required"):
+        assert variable in role_text, variable
     assert sbc_platform_role(name) == platform.role
-    assert platform.options({"config_dir": None})["config_dir"] == platform.defaults["config_dir"]
+
+
+def _fragment_options(platform: SbcPlatform) -> dict[str, t.Any]:
+    namespace, collection, fragment = platform.options_doc.split(".")
+    root = REPO if (namespace, collection) == ("commsgw", "routing") else (
+        REPO / "tests" / "platforms" / "ansible_collections" / namespace / collection)
+    tree = ast.parse((root / "plugins" / "doc_fragments" / (fragment + ".py")).read_text(encoding="utf-8"))
+    text = next(node.value.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                and getattr(node.targets[0], "id", "") == "DOCUMENTATION")
+    return t.cast(dict, yaml.safe_load(text)["options"]["platform_options"]["suboptions"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_options_doc_fragment_documents_the_options_spec(name: str) -> None:
+    """The spec is written once, in the registration; its doc fragment must say the same (keys, types, defaults,
+    required), and the modules validate platform_options against the spec."""
+    platform = get_platform(name)
+    documented = _fragment_options(platform)
+    assert sorted(documented) == sorted(platform.options)
+    for key, spec in platform.options.items():
+        doc = documented[key]
+        assert (doc.get("type"), doc.get("default"), bool(doc.get("required"))) == (
+            spec.get("type"), spec.get("default"), bool(spec.get("required"))), key
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_platform_options_are_validated_against_the_spec(name: str) -> None:
+    platform = get_platform(name)
+    given = {key: "/x" if spec.get("type") == "path" else "x" for key, spec in platform.options.items()
+             if spec.get("required")}
+    options, masked = validate_options(platform, given)
+    assert {k: v for k, v in options.items() if v is not None} == dict(platform.with_defaults({}), **given)
+    assert masked == {given[k] for k, spec in platform.options.items() if spec.get("no_log") and k in given}
+    with pytest.raises(PlatformOptionsError, match=r"platform_options of platform %s: .*platform_options\.bogus"
+                       % name.replace(".", r"\.")):
+        validate_options(platform, dict(given, bogus=1))
+    # The inventory gives the options its sources name, and nothing else.
+    settings = {source.split(".", 1)[1]: "from-settings" for source in platform.option_sources.values()
+                if source.startswith("commsgw_sbc.")}
+    host_vars = {source: "from-host" for source in platform.option_sources.values() if "." not in source}
+    found = inventory_options(platform, dict(settings, unrelated=1), dict(host_vars, unrelated=2))
+    assert set(found) == set(platform.option_sources)
 
 
 def test_an_unregistered_platform_is_named_with_the_registered_ones() -> None:
     with pytest.raises(UnknownPlatform) as caught:
         get_platform("opensips")
-    assert str(caught.value) == ("commsgw_sbc_platform: 'opensips' is not a registered SBC platform; registered: "
-                                 + ", ".join(NAMES))
+    assert str(caught.value).startswith("commsgw_sbc_platform: 'opensips' is not a registered SBC platform; "
+                                        "registered: " + ", ".join(platform_names()))
     with pytest.raises(AnsibleFilterError, match="commsgw_sbc_platform: 'opensips'"):
         sbc_platform_role("opensips")
-    assert sbc_platform_role("") == sbc_platform_role(None) == PLATFORMS["kamailio"].role  # the default
+    assert sbc_platform_role("") == sbc_platform_role(None) == get_platform(DEFAULT_PLATFORM).role
     # A host of an unregistered platform: the platform is the error, not the platform's own keys.
     findings = Findings()
     parse_sbc_settings(dict(_settings("kamailio"), udp_workers=4), HOST, "tls", findings, "opensips")
@@ -201,17 +322,19 @@ def test_an_unregistered_platform_is_named_with_the_registered_ones() -> None:
 
 @pytest.mark.parametrize("module, args", [
     ("sbc_state_info", {}),
-    ("migration_diff", {"config_dir": "/nonexistent", "files": {}, "plan": {}}),
+    ("migration_diff", {"artefacts": {}, "plan": {}}),
     ("migration_wait", {"required": ["192.0.2.1:5061"]}),
     ("probe", {"plan": {"trunk_groups": [], "site": {"name": "x"}}}),
 ])
-def test_the_generic_modules_take_any_registered_platform_and_name_them_on_a_typo(module: str, args: dict,
-                                                                                  tmp_path: Path) -> None:
+def test_the_generic_modules_take_any_platform_and_name_them_on_a_typo(module: str, args: dict,
+                                                                       tmp_path: Path) -> None:
     """No module lists platforms itself (a new platform edits no module): the registry decides, and an
-    unknown name fails naming the option and the registered platforms."""
+    unknown name fails naming the option and the registered platforms; an unknown platform option is named."""
     rc, result = run_module(module, dict(args, platform="acme"), tmp_path)
     assert rc != 0 and result.get("failed"), result
     assert result["msg"].startswith("platform: commsgw_sbc_platform: 'acme' is not a registered SBC platform; "
-                                    "registered: %s" % ", ".join(NAMES)), result["msg"]
+                                    "registered: %s" % ", ".join(platform_names())), result["msg"]
+    rc, result = run_module(module, dict(args, platform="kamailio", platform_options={"config_dirr": "/x"}), tmp_path)
+    assert rc != 0 and "platform_options.config_dirr" in result["msg"], result
     doc = (REPO / "plugins" / "modules" / (module + ".py")).read_text(encoding="utf-8")
-    assert "choices: [kamailio" not in doc
+    assert "choices: [kamailio" not in doc and "config_dir:" not in doc and "rpc_socket" not in doc

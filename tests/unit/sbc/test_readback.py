@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import live as kl
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import readback as kb
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import file_path
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc import readback as sbc_readback
@@ -82,7 +83,7 @@ def _subnets(address_list: str) -> list[dict[str, t.Any]]:
 def test_rendered_files_and_their_running_state_are_in_sync() -> None:
     plan = _plan()
     files = _files(plan)
-    runtime = kb.runtime_state(kb.load_spec(files["commsgw-srv.json"]) or {}, _rpc(files["dispatcher.list"]),
+    runtime = kl.runtime_state(kb.load_spec(files["commsgw-srv.json"]) or {}, _rpc(files["dispatcher.list"]),
                                _subnets(files["address.list"]))
     assert _texts(plan, files, runtime) == []
     assert [p["weight"] for p in runtime["regions"]["region1"]["peers"]] == [100, 33]
@@ -98,14 +99,14 @@ def test_each_file_edit_is_named_in_plan_terms() -> None:
         "sip:203.0.113.17:5060", "sip:203.0.113.18:5060")
     files["address.list"] = files["address.list"].replace("1 203.0.113.16 28", "1 203.0.113.32 28")
     assert _texts(plan, files) == [
-        "deployed files: region region1 peer 198.51.100.2:5060 weight: 80, plan: 33 "
+        "deployed configuration: region region1 peer 198.51.100.2:5060 weight: 80, plan: 33 "
         "(regions.region1.peers[198.51.100.2:5060].weight <> trunk_groups[0].peers[b.%s].weight)" % DOMAIN,
-        "deployed files: region region2 peer 203.0.113.17:5060: absent, plan: 203.0.113.17:5060 "
+        "deployed configuration: region region2 peer 203.0.113.17:5060: absent, plan: 203.0.113.17:5060 "
         "(regions.region2.peers <> trunk_groups[1].peers[d.%s].addresses)" % DOMAIN,
-        "deployed files: region region2 peer 203.0.113.18:5060 (not in the plan): 203.0.113.18:5060, plan: absent "
+        "deployed configuration: region region2 peer 203.0.113.18:5060 (not in the plan): 203.0.113.18:5060, plan: absent "
         "(regions.region2.peers[203.0.113.18:5060] <> trunk_groups[1].peers)",
-        "deployed files: ACL does not admit 203.0.113.16/28: absent, plan: 203.0.113.16/28 (acl <> acl.ranges[1])",
-        "deployed files: ACL admits 203.0.113.32/28 (not in the plan): 203.0.113.32/28, plan: absent "
+        "deployed configuration: ACL does not admit 203.0.113.16/28: absent, plan: 203.0.113.16/28 (acl <> acl.ranges[1])",
+        "deployed configuration: ACL admits 203.0.113.32/28 (not in the plan): 203.0.113.32/28, plan: absent "
         "(acl[203.0.113.32/28] <> acl.ranges)"]
 
 
@@ -113,16 +114,16 @@ def test_a_file_edit_not_reloaded_differs_from_the_running_state() -> None:
     plan = _plan()
     files = _files(plan)
     spec = kb.load_spec(files["commsgw-srv.json"]) or {}
-    running = kb.runtime_state(spec, _rpc(files["dispatcher.list"], "TP"), _subnets(files["address.list"]))
+    running = kl.runtime_state(spec, _rpc(files["dispatcher.list"], "TP"), _subnets(files["address.list"]))
     files["dispatcher.list"] = "\n".join(line for line in files["dispatcher.list"].splitlines()
                                          if "mcp2." not in line) + "\n"
     assert _texts(plan, files, running) == [
-        "deployed files: MCP region region2 peer 203.0.113.25:5060: absent, plan: 203.0.113.25:5060 "
+        "deployed configuration: MCP region region2 peer 203.0.113.25:5060: absent, plan: 203.0.113.25:5060 "
         "(mcp.region2.peers <> mcp.records[1].peers[mcp2.%s].addresses)" % DOMAIN]
     # The other way round: the files are the plan, the running SBC was never reloaded with them.
     edited = "\n".join(line.replace("rweight=100;", "rweight=50;") if "sip:198.51.100.1:" in line else line
                        for line in _files(plan)["dispatcher.list"].splitlines())
-    running = kb.runtime_state(spec, _rpc(edited),
+    running = kl.runtime_state(spec, _rpc(edited),
                                _subnets(files["address.list"].replace("region=region1;", "region=region2;")))
     assert _texts(plan, _files(plan), running) == [
         "running SBC: region region1 peer 198.51.100.1:5060 weight: 50, plan: 100 "
@@ -136,7 +137,7 @@ def test_unreadable_live_state_and_missing_configuration_are_drift() -> None:
     texts = _texts(plan, _files(plan), {"regions": None, "acl": None, "errors": ["cannot ask Kamailio for x"]})
     assert texts == ["running SBC: live state: cannot ask Kamailio for x, plan: readable (runtime <> )"]
     assert [d["text"] for d in sbc_readback.compare(plan, None)] == [
-        "deployed files: no commsgw.routing configuration deployed: absent, plan: ams ( <> site.name)"]
+        "deployed configuration: no commsgw.routing configuration deployed: absent, plan: ams ( <> site.name)"]
 
 
 def test_deployment_level_fields_are_compared() -> None:
@@ -151,11 +152,11 @@ def test_deployment_level_fields_are_compared() -> None:
 
 def test_rpc_answers_of_another_shape_are_refused() -> None:
     with pytest.raises(sbc_readback.ReadbackError, match="subnetDump"):
-        kb.subnet_rows({"not": "a list"})
+        kl.subnet_rows({"not": "a list"})
     with pytest.raises(sbc_readback.ReadbackError, match="item"):
-        kb.subnet_rows([{"group": 1, "ip": "1.2.3.0"}])
+        kl.subnet_rows([{"group": 1, "ip": "1.2.3.0"}])
     with pytest.raises(sbc_readback.ReadbackError, match="not a SIP URI"):
-        kb.runtime_rows({"RECORDS": [{"SET": {"ID": 1, "TARGETS": [{"DEST": {"URI": "http://x"}}]}}]})
+        kl.runtime_rows({"RECORDS": [{"SET": {"ID": 1, "TARGETS": [{"DEST": {"URI": "http://x"}}]}}]})
 
 
 def test_weights_in_the_plan_state_are_scaled_per_tier_only_when_asked() -> None:
@@ -167,10 +168,10 @@ def test_weights_in_the_plan_state_are_scaled_per_tier_only_when_asked() -> None
 
 def test_module_reads_files_back_and_names_the_drift(tmp_path: Path) -> None:
     plan = _plan()
-    args = {"config_dir": str(tmp_path / "etc"), "runtime": False, "plan": plan}
+    args = {"platform_options": {"config_dir": str(tmp_path / "etc")}, "runtime": False, "plan": plan}
     code, result = run_module("sbc_state_info", args, tmp_path)
     assert code == 0 and result["onboarded"] is False and result["in_sync"] is False, result
-    assert result["drift"] == ["deployed files: no commsgw.routing configuration deployed: absent, plan: ams "
+    assert result["drift"] == ["deployed configuration: no commsgw.routing configuration deployed: absent, plan: ams "
                                "( <> site.name)"]
     (tmp_path / "etc" / "peers").mkdir(parents=True)
     for name, text in _files(plan).items():
@@ -178,7 +179,7 @@ def test_module_reads_files_back_and_names_the_drift(tmp_path: Path) -> None:
     code, result = run_module("sbc_state_info", args, tmp_path)
     assert code == 0 and result["drift"] == ["in sync"] and result["in_sync"] is True, result
     assert result["gathered"]["runtime"] is None
-    assert result["gathered"]["files"]["dispatcher.list"] == sbc_readback.sha256_text(_files(plan)["dispatcher.list"])
+    assert result["gathered"]["artefacts"]["dispatcher.list"] == sbc_readback.sha256_text(_files(plan)["dispatcher.list"])
     code, result = run_module("sbc_state_info", dict(args, plan={"site": {}}), tmp_path)
     assert code == 1 and result["msg"].startswith("plan: not a routing plan (KeyError"), result
     (tmp_path / "etc" / "commsgw-srv.json").write_text("{broken")
@@ -191,12 +192,12 @@ def test_a_pending_restart_and_an_unreadable_push_state_are_drift_of_the_running
     plan = _plan()
     state = kb.state_from_files(_files(plan))
     assert state is not None
-    state["pending"] = {"restart": True, "reload": [], "files": ["kamailio.cfg"], "since": 0.0}
+    state["pending"] = {"restart": True, "reload": [], "artefacts": ["kamailio.cfg"], "since": 0.0}
     assert [d["text"] for d in sbc_readback.compare(plan, state, kb.WEIGHT_SCALE)] == [
-        "running SBC: restart pending: files kamailio.cfg changed 1970-01-01T00:00:00Z, plan: applied (pending <> )"]
-    state["pending"] = {"restart": False, "reload": ["dispatcher.reload"], "files": ["dispatcher.list"], "since": 0.0}
+        "running SBC: restart pending: kamailio.cfg changed 1970-01-01T00:00:00Z, plan: applied (pending <> )"]
+    state["pending"] = {"restart": False, "reload": ["dispatcher.reload"], "artefacts": ["dispatcher.list"], "since": 0.0}
     assert [d["text"] for d in sbc_readback.compare(plan, state, kb.WEIGHT_SCALE)][0].startswith(
-        "running SBC: reload pending (dispatcher.reload): files dispatcher.list changed ")
+        "running SBC: reload pending (dispatcher.reload): dispatcher.list changed ")
     state["pending"] = {"error": "cannot read the push state: permission denied"}
     assert [d["text"] for d in sbc_readback.compare(plan, state, kb.WEIGHT_SCALE)] == [
         "running SBC: push state: cannot read the push state: permission denied, plan: readable (pending <> )"]

@@ -15,18 +15,18 @@ from ansible.errors import AnsibleLookupError
 from ansible_collections.commsgw.routing.plugins.lookup.shipped_code import LookupModule
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.shipped import (
     PACKAGE, ShippedCodeError, module_utils_dir, shipped_files)
-from ansible_collections.commsgw.routing.tests.harness.refresher_install import install_refresher
+from ansible_collections.commsgw.routing.tests.harness.refresher_install import install_refresher, refresher_libraries
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_refresher_ships_with_everything_it_imports() -> None:
-    files = shipped_files()
+    files = shipped_files("kamailio.refresher")
     assert list(files)[0] == "kamailio/refresher.py"
     # kamailio/rows.py imports srv_lookup: found, not listed by hand; a module in the kamailio package brings the
     # package's __init__.py. The renderer's view (kamailio/view.py) is not needed on the host and is not shipped.
     assert {"kamailio/refresher.py", "kamailio/__init__.py", "kamailio/rows.py", "kamailio/runtime.py", "srv/lookup.py",
-            "core/safe_files.py", "host/lease.py", "kamailio/refresher_health.py", "srv/__init__.py",
+            "core/safe_files.py", "host/lease.py", "kamailio/refresher_health.py", "kamailio/defaults.py", "srv/__init__.py",
             "core/__init__.py", "host/__init__.py"} == set(files)
     for name, text in files.items():
         assert text == (Path(module_utils_dir()) / name).read_text(encoding="utf-8"), name
@@ -61,7 +61,7 @@ def test_the_installed_refresher_runs_without_the_collection(tmp_path: Path) -> 
     run = subprocess.run([sys.executable, "-I", str(script), "--help"], capture_output=True, text=True, timeout=60,
                          check=False)
     assert run.returncode == 0, run.stderr
-    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.py")) == sorted(shipped_files())
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.py")) == sorted(refresher_libraries())
 
 
 def test_the_role_does_not_reach_into_module_utils() -> None:

@@ -414,3 +414,16 @@ def test_module_fails_with_every_error_one_per_line(world_dir: Path, pki: Pki, t
                         % (files.certificate, files.private_key)).replace("nobody", UNPRIVILEGED)
     assert lines[1:] == result["errors"] and len(lines) == 3
     assert "accessible to every user" in lines[1] and "does not belong to certificate" in lines[2]
+
+
+def test_the_module_judges_for_the_user_its_platform_names_never_a_default(world_dir: Path, pki: Pki,
+                                                                           tmp_path: Path) -> None:
+    """Issue 22: the generic TLS preflight once judged readability for ``kamailio`` when the caller named no user, so a
+    platform whose SBC runs as another account got a pass for a key that account cannot read."""
+    files = install(world_dir, pki)
+    args = {"certificate": str(files.certificate), "private_key": str(files.private_key),
+            "ca_bundle": str(files.ca_bundle)}
+    code, result = run_module("tls_preflight", args, tmp_path)
+    assert code == 1 and result["msg"] == "missing required arguments: run_as_user", result
+    with pytest.raises(TypeError, match="run_as_user"):
+        check_tls_files(args["certificate"], args["private_key"], args["ca_bundle"])  # type: ignore[call-arg] # pylint: disable=missing-kwoa

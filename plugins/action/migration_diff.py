@@ -1,0 +1,14 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, commsgw.routing contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""commsgw.routing.migration_diff: on the controller for an API platform, on the SBC host otherwise
+(plugin_utils/platform_action.py)."""
+
+from ansible_collections.commsgw.routing.plugins.modules.migration_diff import ARGUMENT_SPEC, outcome
+from ansible_collections.commsgw.routing.plugins.plugin_utils.platform_action import PlatformModuleAction
+
+
+class ActionModule(PlatformModuleAction):
+    MODULE = "commsgw.routing.migration_diff"
+    ARGUMENT_SPEC = ARGUMENT_SPEC
+    outcome = staticmethod(outcome)
