@@ -183,9 +183,10 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.host.push import Target, install, pending, restore
-from ansible_collections.commsgw.routing.plugins.module_utils.host.swap import SwapError, read_file
+from ansible_collections.commsgw.routing.plugins.module_utils.host.swap import SwapError
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import peers_dir
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.candidate import try_candidate_tree
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.deployed import read_deployed
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
     DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB)
 from ansible_collections.commsgw.routing.plugins.module_utils.host import push_state
@@ -221,42 +222,6 @@ def _needs(names):
     """(restart, reloads) the running Kamailio needs to take ``names``."""
     restart = any(name not in RELOADS and name not in PASSIVE for name in names)
     return restart, [] if restart else [RELOADS[n] for n in sorted(RELOADS) if n in names]
-
-
-def _exists(dir_fd, name):
-    try:
-        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        return True
-    except FileNotFoundError:
-        return False
-
-
-def _open_dir(path, dir_fd=None):
-    """A descriptor of the configuration directory, or of its subdirectory ``path`` through ``dir_fd`` without
-    following a link (None when it does not exist yet)."""
-    try:
-        if dir_fd is None:
-            return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-    except FileNotFoundError:
-        return None
-
-
-def _deployed(config_dir, names, check=None):
-    """{name: bytes or None} of the deployed ``names`` (the peer list in the refresher's peers/ dir, reached by
-    fd), and with ``check`` the names (of those) that exist at all."""
-    config_fd = _open_dir(config_dir)
-    peers_fd = _open_dir(peers_dir.PEERS_SUBDIR, config_fd) if config_fd is not None else None
-    try:
-        def fd_of(name):
-            return peers_fd if name in peers_dir.IN_PEERS_DIR else config_fd
-        data = {name: read_file(fd_of(name), name) if fd_of(name) is not None else None for name in names}
-        present = [name for name in check or () if fd_of(name) is not None and _exists(fd_of(name), name)]
-        return data, present
-    finally:
-        for fd in (peers_fd, config_fd):
-            if fd is not None:
-                os.close(fd)
 
 
 def _candidate(module, result):
@@ -323,7 +288,7 @@ def _present(module, result, state_dir):
             module.fail_json(msg="files: %r is not a file this module manages (plain names only: %s)"
                                  % (name, ", ".join(MANAGED_FILES)))
     new = {name: content.encode("utf-8") for name, content in files.items()}
-    current = _deployed(config_dir, files)[0]
+    current = read_deployed(config_dir, files)[0]
     changed = sorted(name for name in files if current[name] != new[name])
     result["changed_files"] = changed
     # Unchanged content, wrong mode or owner (e.g. written by an older version): corrected in place. Not in the
@@ -359,7 +324,7 @@ def _restored(module, result, state_dir):
             os.close(state_fd)
     if not os.path.isdir(config_dir):
         module.fail_json(msg="config_dir %s does not exist: nothing to restore into" % config_dir)
-    current, present = _deployed(config_dir, list(files) + absent, check=absent)
+    current, present = read_deployed(config_dir, list(files) + absent, check=absent)
     changed = sorted([name for name in files if current[name] != files[name]] + present)
     result["changed_files"] = changed
     result["sha256"] = {n: {"before": _sha256(current[n]), "after": _sha256(files.get(n))} for n in changed}

@@ -4,8 +4,8 @@
 """The SRV refresher: keep an SBC's dispatcher.list in step with ACG's SRV records (R-10, R-11, R-23).
 
 Kamailio cannot use ACG's ``_sip._tls`` SRV records itself (docs/kamailio-notes.md), so the records are
-resolved at render time and this refresher, running on the SBC host (``commsgw-srv-refresh``, a
-systemd timer or a loop), re-resolves them at their TTL. Rules, each from the issue:
+resolved at render time and this refresher, on the SBC host (``commsgw-srv-refresh``, a systemd timer or a
+loop), re-resolves them at their TTL. Rules:
 
 * refuse any answer with a target address outside the deployment's /28s (R-07): the whole answer of
   that record is ignored and its previous peers kept, since a partly foreign answer is suspect;
@@ -14,12 +14,10 @@ systemd timer or a loop), re-resolves them at their TTL. Rules, each from the is
 * a failed lookup keeps the record's previous peers; the list is never written empty; every failure is
   logged; if the reload fails, the previous file is put back so that the next run tries again.
 
-Input: a root-owned copy of ``commsgw-srv.json`` (``kamailio.srv_refresh_input``). The rows are built by the
-renderer's own functions (``dispatcher_sets`` + ``dispatcher_list_text``): an unchanged record set gives a
-byte-identical file and the refresher decides no routing. A change in the number of SRV priority tiers needs
-other set ids in kamailio.cfg: refused (previous peers kept) until the configuration is pushed again.
-Standard library and dnspython only (it runs on the SBC host without Ansible, with the collection files it
-imports shipped alongside); it writes only ``<config_dir>/peers`` (``kamailio.peers_dir``).
+Input: a root-owned copy of ``commsgw-srv.json`` (``kamailio.srv_refresh_input``). The renderer's own row
+functions build the list, so the refresher decides no routing; a change in the number of SRV priority tiers
+needs other set ids in kamailio.cfg and is refused (previous peers kept) until the next push. Standard library
+and dnspython only (the collection files it imports are shipped alongside); it writes only ``<config_dir>/peers``.
 """
 
 from __future__ import annotations
