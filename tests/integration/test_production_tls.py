@@ -55,7 +55,7 @@ from harness.tools import needs
 from integration.test_production_hosts import (
     TLS_DIR, Hosts, _install_tls_files, _play, _recap, _sbc, _write_inventory)
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.readback import dispatcher_states
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.live import peer_states
 
 # An SBC host suite: started first, beside at most two others (tests/conftest.py).
 pytestmark = [pytest.mark.integration, needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh"),
@@ -126,8 +126,9 @@ class TlsRig(Hosts):
         _write_inventory(self.inventory, self.lab, deployment, sites, extra)
 
     def peer_states(self, guest: Guest) -> dict[str, str]:
-        """``address:port`` -> dispatcher flags (AP, IP, TP...) of every ACG peer, as Kamailio sees it."""
-        return dispatcher_states(self.rpc(guest, "dispatcher.list"))
+        """``address:port`` -> the neutral state (active, inactive, probing...) of every ACG peer, as Kamailio sees
+        it (its dispatcher flags through the platform's read-back)."""
+        return peer_states(self.rpc(guest, "dispatcher.list"))
 
     def place(self, guests: t.Sequence[Guest], count: int, name: str) -> dict[str, CallResult]:
         """``count`` short calls from the core through each of ``guests`` at once, RATE calls/s each."""
@@ -221,7 +222,7 @@ def _call_evidence(sim: AcgSim, sbc: Guest, result: CallResult, limit: int = 3) 
 
 def _all_active(states: t.Mapping[str, str], peers: t.Iterable[SimPeer]) -> bool:
     wanted = ["%s:5061" % p.address for p in peers]
-    return all(states.get(w, "").upper().startswith("A") for w in wanted) and set(states) == set(wanted)
+    return all(states.get(w) == "active" for w in wanted) and set(states) == set(wanted)
 
 
 def _acg_options(rig: TlsRig, sbc: Guest, source: str, hostname: str) -> str:
