@@ -221,8 +221,16 @@ def _call_evidence(sim: AcgSim, sbc: Guest, result: CallResult, limit: int = 3) 
 
 
 def _all_active(states: t.Mapping[str, str], peers: t.Iterable[SimPeer]) -> bool:
+    return _all_in(states, peers, ("active",))
+
+
+def _all_in_service(states: t.Mapping[str, str], peers: t.Iterable[SimPeer]) -> bool:
+    return _all_in(states, peers, ("active", "probing"))
+
+
+def _all_in(states: t.Mapping[str, str], peers: t.Iterable[SimPeer], wanted_states: t.Sequence[str]) -> bool:
     wanted = ["%s:5061" % p.address for p in peers]
-    return all(states.get(w) == "active" for w in wanted) and set(states) == set(wanted)
+    return all(states.get(w) in wanted_states for w in wanted) and set(states) == set(wanted)
 
 
 def _acg_options(rig: TlsRig, sbc: Guest, source: str, hostname: str) -> str:
@@ -304,11 +312,14 @@ def test_peers_closing_every_connection_stay_active(rig: TlsRig) -> None:
     for guest in (AMS, DUB):  # evidence of both SBCs first
         if (results[guest.name].failed or results[guest.name].codes() != {200: CLOSING_CALLS}
                 or _without_sni(rig.sim, guest.address, since)
-                or not all(_all_active(s, rig.sim.peers) for s in samples[guest.name])):
+                or not all(_all_in_service(s, rig.sim.peers) for s in samples[guest.name])):
             print(rig.journal(guest, since))
             print(_call_evidence(rig.sim, guest, results[guest.name]))
     for guest in (AMS, DUB):
-        inactive = [s for s in samples[guest.name] if not _all_active(s, rig.sim.peers)]
+        # Never taken out: a peer may show "probing" (Kamailio's trying: one ping lost, still routed to) when the
+        # front closed the connection just as the next ping went out on it; that race is the closing's, not a
+        # refused handshake (those are counted below: none without SNI).
+        inactive = [s for s in samples[guest.name] if not _all_in_service(s, rig.sim.peers)]
         refused = _without_sni(rig.sim, guest.address, since)
         assert inactive == [], (guest.name, inactive[:3], refused[:10])
         assert results[guest.name].codes() == {200: CLOSING_CALLS}, (guest.name, results[guest.name].codes())
@@ -366,7 +377,7 @@ def test_region_migration_over_tls_under_load_reloads_and_loses_no_call(rig: Tls
         print("BYEs not answered 200 %s" % [(cid, result.byes.get(cid)) for cid in dropped[:10]])
 
     assert proc.returncode == 0, out[-8000:] + proc.stderr[-2000:]
-    assert out.count("TASK [commsgw.routing.kamailio : Widen - push the in-flight configuration]") == 2, out[-6000:]
+    assert out.count("TASK [Widen - push the in-flight configuration]") == 2, out[-6000:]
     assert len(result.calls) >= 0.9 * RATE * (finished - since), figures
     assert failed == {}, figures
     assert dropped == [] and result.failed == 0, figures
