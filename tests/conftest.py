@@ -84,9 +84,10 @@ def silent_nameserver() -> t.Iterator[SilentNameserver]:
 # A module's tests share module fixtures and the module's own loopback block, so a module is one unit
 # of work (pytest_xdist_make_scheduler below); modules that name one xdist_group in their pytestmark run
 # one after the other on one worker. The SBC host suites (marker sbc_hosts: systemd-nspawn guests, minutes
-# each) start first, so that none starts last; two of them share a group, so that at most three labs boot
-# at once on a 2-core machine. tests/unit/test_parallel_safety.py checks that modules which may run side
-# by side use different fixed addresses, bridges and guest names.
+# each) start first and share one group: they run one after the other, since with two or three labs at once
+# on a 2-core machine test_production_tls's peers-closing-every-connection test lost a BYE (408) or a ping in
+# every such run. tests/unit/test_parallel_safety.py checks that modules which may run side by side use
+# different fixed addresses, bridges and guest names.
 
 
 def _run_order(item: pytest.Item) -> int:

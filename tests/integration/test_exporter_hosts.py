@@ -34,10 +34,9 @@ from harness.sbc_hosts import Guest, SbcHostLab
 from harness.tools import needs
 from integration.test_production_hosts import Hosts, _install_tls_files, _play, _recap, _sbc, _write_inventory
 
-# An SBC host suite: started first, beside at most two others (tests/conftest.py); its bridge, subnet and
-# guest name are its own (tests/unit/test_parallel_safety.py).
+# An SBC host suite: started first, one SBC host suite at a time (tests/conftest.py).
 pytestmark = [pytest.mark.integration, needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh", "openssl"),
-              pytest.mark.sbc_hosts]
+              pytest.mark.sbc_hosts, pytest.mark.xdist_group("sbc-hosts")]
 
 BRIDGE = "cgwexp0"
 SUBNET = "10.218.0.0/24"

@@ -40,9 +40,9 @@ from harness.tools import needs
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.shipped import shipped_files
 
 # One SBC host suite at a time (tests/conftest.py: guest names and the CPU of their boots are shared).
-# An SBC host suite, sharing one worker with test_sbc_hosts (tests/conftest.py).
+# An SBC host suite: one at a time (tests/conftest.py).
 pytestmark = [needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh"), pytest.mark.sbc_hosts,
-              pytest.mark.xdist_group("sbc-hosts-ab")]
+              pytest.mark.xdist_group("sbc-hosts")]
 
 ROOT = Path(__file__).resolve().parents[2]
 BRIDGE = "cgwprod0"

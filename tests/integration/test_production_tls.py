@@ -57,9 +57,9 @@ from integration.test_production_hosts import (
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.live import peer_states
 
-# An SBC host suite: started first, beside at most two others (tests/conftest.py).
+# An SBC host suite: started first, one SBC host suite at a time (tests/conftest.py).
 pytestmark = [pytest.mark.integration, needs("systemd-nspawn", "debootstrap", "sipp", "knotd", "ssh"),
-              pytest.mark.sbc_hosts]
+              pytest.mark.sbc_hosts, pytest.mark.xdist_group("sbc-hosts")]
 
 BRIDGE = "cgwtls0"
 SUBNET = "10.216.0.0/24"

@@ -30,7 +30,7 @@ pytestmark = [
     needs("systemd-nspawn", "debootstrap", "ssh", "ssh-keygen", "zstd", "openssl", "unshare"),
     pytest.mark.skipif(os.geteuid() != 0, reason="bridges, cgroups and systemd-nspawn need root"),
     pytest.mark.sbc_hosts,
-    pytest.mark.xdist_group("sbc-hosts-ab"),  # after test_production_hosts, on its worker (tests/conftest.py)
+    pytest.mark.xdist_group("sbc-hosts"),  # one SBC host suite at a time (tests/conftest.py)
 ]
 
 REPO = Path(__file__).resolve().parents[2]
