@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -53,6 +52,7 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))  # `from harness.dns import DnsServer` whatever the import mode
 
 from harness.dns import DnsServer, SilentNameserver  # noqa: E402  (needs the path set above)
+from harness.xdist_groups import module_unit  # noqa: E402
 
 
 def _first_address_index() -> int:
@@ -97,16 +97,11 @@ def _run_order(item: pytest.Item) -> int:
     return 1 if item.nodeid.startswith("tests/integration/") else 2
 
 
-_GROUP_MARK = re.compile(r"xdist_group\(\s*(?:name\s*=\s*)?[\"']([^\"']+)[\"']")
-
-
 @functools.lru_cache(maxsize=None)
-def _named_group(module: str) -> str | None:
-    """The xdist_group a test module names in its source (pytestmark), read by path: the controller
-    process schedules by node id and never imports the modules."""
+def _module_unit(module: str) -> str:
+    """The unit of work of the test module at ``module`` (a node id's path), read from its source."""
     path = Path(__file__).resolve().parent.parent / module
-    found = _GROUP_MARK.findall(path.read_text(encoding="utf-8")) if path.is_file() else []
-    return found[0] if found else None
+    return module_unit(path.read_text(encoding="utf-8"), module) if path.is_file() else module
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -119,8 +114,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: t.Any) -> t.Any:
 
     class ModuleScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return _named_group(module) or module
+            return _module_unit(nodeid.split("::", 1)[0])
 
     return ModuleScheduling(config, log)
 

@@ -20,6 +20,7 @@ import typing as t
 from pathlib import Path
 
 from harness.kamailio import LAB_BLOCKS
+from harness.xdist_groups import module_unit
 
 REPO = Path(__file__).resolve().parents[2]
 INTEGRATION = REPO / "tests" / "integration"
@@ -48,9 +49,8 @@ SHARED_ON_PURPOSE = {
 
 
 def _groups(source: str, path: Path) -> set[str]:
-    """The module's xdist groups as tests/conftest.py sees them (its own path when it names none)."""
-    named = set(re.findall(r"xdist_group\(\s*(?:name\s*=\s*)?[\"']([^\"']+)[\"']", source))
-    return named or {str(path.relative_to(REPO))}
+    """The module's unit of work as tests/conftest.py schedules it (its own path when it names no group)."""
+    return {module_unit(source, str(path.relative_to(REPO)))}
 
 
 def _leased_octets() -> dict[int, int]:
