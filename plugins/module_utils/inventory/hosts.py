@@ -17,7 +17,8 @@ from ansible_collections.commsgw.routing.plugins.module_utils.srv.dns_settings i
 from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import Finding, Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.inventory.model import Deployment, Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import build_site_plan
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import DEFAULT_PLATFORM, PLATFORM_VAR
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.registry import (
+    DEFAULT_PLATFORM, PLATFORM_VAR, UnknownPlatform, get_platform)
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.settings import SBC_VAR, parse_sbc_settings
 from ansible_collections.commsgw.routing.plugins.module_utils.validation.validate import deployment_label, validate_deployment
 
@@ -98,7 +99,23 @@ def _sbc_settings_findings(entry: dict[str, t.Any], deployment: Deployment, requ
     for host, raw in sorted(entry.get("settings", {}).items()):
         if raw is not None or required:
             parse_sbc_settings(raw, host, transport, findings, entry["platforms"][host], deployment.type)
+        _routing_limit_findings(host, entry["platforms"][host], deployment, findings)
     return findings.items
+
+
+def _routing_limit_findings(host: str, platform_name: t.Any, deployment: Deployment, findings: Findings) -> None:
+    """The deployment's routing knobs against what the host's platform can take (``SbcPlatform.routing_limits``)."""
+    try:
+        platform = get_platform(platform_name)
+    except UnknownPlatform:
+        return  # named by the deployment validation
+    for key, (low, high) in sorted(platform.routing_limits.items()):
+        value = deployment.routing.get(key)
+        if isinstance(value, int) and not low <= value <= high:
+            findings.error("hosts[%s].%s.routing.%s" % (host, DEPLOYMENT_VAR, key),
+                           "is %s, which this host's SBC platform (%s) cannot take" % (value, platform.name),
+                           "%d..%d for a host of platform %s (its notes in docs/ say why)" % (low, high, platform.name),
+                           value)
 
 
 def validate_inventory(hostvars: t.Mapping[str, t.Mapping[str, t.Any]], require_sbc_settings: bool = False,

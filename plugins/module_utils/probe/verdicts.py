@@ -126,7 +126,7 @@ def sbc_verdict(view: SbcView, section: dict[str, t.Any], groups: t.Sequence[t.M
     if view.runtime is None and view.configured is None:
         reasons.append("could not read the SBC's peer list: %s" % "; ".join(view.errors))
         verdict = WARN
-    elif view.runtime is None:
+    elif view.runtime is None and not view.no_states:
         reasons.append("peer states unknown (only the deployed file was readable): %s" % "; ".join(view.errors))
         verdict = WARN
     section["refresher"] = view.refresher

@@ -53,6 +53,9 @@ class SbcView:
     errors: list[str] = dataclasses.field(default_factory=list)
     # The platform's peer-list refresher, when it has one: its run history and ``stale`` (why, or None).
     refresher: t.Optional[dict[str, t.Any]] = None
+    # Why the platform never reports peer states (its management API exposes none), or '': then the probe judges
+    # reachability from its own OPTIONS only, and a view without states is no warning.
+    no_states: str = ""
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -248,7 +251,7 @@ def read_settled(hook: t.Callable[[t.Mapping[str, t.Any]], SbcView], options: t.
         waited = round(max(0.0, clock() - start), 2)
     settled = view.runtime is not None and not pending
     if view.runtime is None:
-        text = "no runtime states read"
+        text = "peer states not exposed by the platform" if view.no_states else "no runtime states read"
     elif readings == 1 and settled:
         text = "settled at the first reading"
     elif settled:

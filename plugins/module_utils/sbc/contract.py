@@ -105,7 +105,8 @@ class SbcPlatform:
     * ``options``: the argument spec of the platform options (how it is reached and read); generic modules
       take them as ``platform_options`` and validate them against it. ``options_doc``: the doc fragment
       documenting them. ``option_sources``: option -> where its value comes from in the inventory
-      (``commsgw_sbc.<key>`` or a host variable), for the filter ``commsgw.routing.sbc_platform_options``.
+      (``commsgw_sbc.<key>``, a host variable or ``variable.key``), for the filter
+      ``commsgw.routing.sbc_platform_options``.
       ``read_timeout``: the option (seconds) bounding one read of the SBC (the probe exporter shortens it to
       fit a scrape). ``artefact_root``: the option naming the directory the artefacts are files under
       (a configuration directory), '' when they are not files (an offline render then writes them by name).
@@ -118,6 +119,9 @@ class SbcPlatform:
     * ``settings_fields`` / ``validate_settings``: the platform's own keys of ``commsgw_sbc`` and their
       validator (the common keys are ``sbc.settings.COMMON_FIELDS``).
     * ``hooks``: returns the platform's hooks module (``HOOKS``), importing it on first use.
+    * ``routing_limits``: the deployment's routing knobs (``commsgw_deployment.routing.<key>``) the platform can
+      take only within a narrower range than the inventory allows, ``{key: (low, high)}``; the inventory
+      validation names a host of the platform whose deployment is outside it.
     """
 
     name: str
@@ -136,6 +140,7 @@ class SbcPlatform:
     settings_fields: tuple[str, ...]
     validate_settings: SettingsValidator
     hooks: t.Callable[[], t.Any]
+    routing_limits: t.Mapping[str, t.Tuple[int, int]] = dataclasses.field(default_factory=dict)
 
     def render(self, plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], host: t.Optional[str] = None,
                **options: t.Any) -> t.Dict[str, str]:

@@ -48,13 +48,16 @@ def no_log_names(platform: SbcPlatform) -> list[str]:
 def inventory_options(platform: SbcPlatform, sbc_settings: t.Optional[t.Mapping[str, t.Any]],
                       host_vars: t.Optional[t.Mapping[str, t.Any]]) -> dict[str, t.Any]:
     """The platform options a host's inventory sets: each of ``option_sources`` found there (``commsgw_sbc.<key>``
-    in the host's ``commsgw_sbc``, anything else a host variable); what is not set is left to the spec's default."""
+    in the host's ``commsgw_sbc``, anything else a host variable or ``variable.key``); what is not set is left to the spec's default."""
     found: dict[str, t.Any] = {}
     for option, source in platform.option_sources.items():
         if source.startswith(SBC_PREFIX):
             value = (sbc_settings or {}).get(source[len(SBC_PREFIX):])
-        else:
-            value = (host_vars or {}).get(source)
+        else:  # a host variable, or a key of one (``commsgw_deployment.name``)
+            name, _dot, key = source.partition(".")
+            value = (host_vars or {}).get(name)
+            if key:
+                value = value.get(key) if isinstance(value, t.Mapping) else None
         if value is not None and value != "":
             found[option] = value
     return found
