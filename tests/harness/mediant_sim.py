@@ -74,14 +74,16 @@ class Device:
         self.events: list[dict[str, t.Any]] = []
         self.busy_left = 0
         self.refused: t.Optional[str] = None
+        self.refusals_left: t.Optional[int] = None
 
     def busy(self, times: int) -> None:
         with self.lock:
             self.busy_left = times
 
-    def refuse_line(self, text: t.Optional[str]) -> None:
+    def refuse_line(self, text: t.Optional[str], times: t.Optional[int] = None) -> None:
+        """Answer 400 to a script line containing ``text`` (None: none), ``times`` scripts long (None: always)."""
         with self.lock:
-            self.refused = text
+            self.refused, self.refusals_left = text, times
 
     def resets(self) -> list[dict[str, t.Any]]:
         return [e for e in self.events if e["event"] == "reset"]
@@ -105,7 +107,11 @@ class Device:
             return 200, {"description": "Incremental CLI Script file was loaded.", "output": ""}
 
     def _refused(self, line: str) -> t.Optional[str]:
-        return "command refused by the device" if self.refused and self.refused in line else None
+        if not self.refused or self.refused not in line or self.refusals_left == 0:
+            return None
+        if self.refusals_left is not None:
+            self.refusals_left -= 1
+        return "command refused by the device"
 
     def _do(self, op: grammar.Op, pending: dict[tuple[str, tuple[int, ...]], dict[str, t.Any]]) -> t.Optional[str]:
         key = (op.table, op.index)

@@ -68,8 +68,10 @@ def read_state(client: t.Any, identity: t.Mapping[str, t.Any], index_base: int) 
     return readback.state_from_rows(owned_rows(ini.rows_from_ini(client.get_ini()), index_base), identity)
 
 
-def apply(plan: t.Mapping[str, t.Any], artefacts: Artefacts, client: t.Any, check_mode: bool = False
-          ) -> dict[str, t.Any]:
+def apply(plan: t.Mapping[str, t.Any], artefacts: Artefacts, client: t.Any, check_mode: bool = False,
+          before_change: t.Optional[t.Callable[[str], t.Any]] = None) -> dict[str, t.Any]:
+    """``before_change(previous_ini)``: called once a change is certain, before the script is sent (the caller
+    keeps the previous state, e.g. as a backup a later rollback restores); its return value is ``backup``."""
     wanted, base = artefacts.rows, artefacts.index_base
     start = client.round_trips
     before_ini = client.get_ini()
@@ -86,6 +88,8 @@ def apply(plan: t.Mapping[str, t.Any], artefacts: Artefacts, client: t.Any, chec
     if not script or check_mode:
         result["round_trips"] = client.round_trips - start
         return result
+    if before_change is not None:
+        result["backup"] = before_change(before_ini)
     try:
         result["output"] = client.put_incremental(script)
         problems = _mismatches(ini.rows_from_ini(client.get_ini()), wanted, base)
@@ -124,6 +128,27 @@ def _rollback(client: t.Any, saved: Rows, wanted: Rows, base: int, result: dict[
         result["rolled_back"] = True
     except DeviceError as exc:
         result["rollback_error"] = str(exc)
+
+
+def restore(client: t.Any, saved_ini: str, index_base: int, check_mode: bool = False) -> dict[str, t.Any]:
+    """Bring the device's rows of ours back to those of ``saved_ini`` (a backup ``apply`` kept): rows of ours the
+    saved state lacks are removed, the Message Policy of the SIP Interfaces set back; then verified. Requests:
+    1 when the device already holds them (or check mode), 3 otherwise."""
+    start = client.round_trips
+    saved = owned_rows(ini.rows_from_ini(saved_ini), index_base)
+    managed = _partial_params(saved)
+    now = owned_rows(ini.rows_from_ini(client.get_ini()), index_base)
+    for key in PARTIAL:
+        now[key] = {i: r for i, r in now[key].items() if i in saved.get(key, {})}
+    script, steps = change_script(now, saved, managed)
+    result: dict[str, t.Any] = {"changed": bool(script), "script": script, "steps": steps}
+    if script and not check_mode:
+        result["output"] = client.put_incremental(script)
+        left = _mismatches(ini.rows_from_ini(client.get_ini()), saved, index_base, managed)
+        if left:
+            raise DeviceError("rows differ from the backup after the restore: " + ", ".join(left))
+    result["round_trips"] = client.round_trips - start
+    return result
 
 
 def peer_states(client: t.Any) -> dict[str, str]:

@@ -24,7 +24,7 @@ import re
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.patterns import patterns_networks
-from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.rows import Rows
+from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.rows import Rows, target_of
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.readback import net_key, peer_key
 
 _GROUP = re.compile(r"^CGW-(ACG|MCP)-([0-9]+)-(local|remote)-([A-Za-z0-9_-]+)\Z")
@@ -32,7 +32,8 @@ _GROUP = re.compile(r"^CGW-(ACG|MCP)-([0-9]+)-(local|remote)-([A-Za-z0-9_-]+)\Z"
 WEIGHT_SCALE = None
 
 
-def _peers(rows: Rows, proxy_set: str, targets: t.Mapping[str, str]) -> list[dict[str, t.Any]]:
+def _peers(rows: Rows, proxy_set: str, targets: t.Mapping[str, t.Collection[str]], hostname: t.Optional[str]
+           ) -> list[dict[str, t.Any]]:
     set_index = next((i for i, r in rows["proxy_set"].items() if r.get("proxy-name") == proxy_set), None)
     if set_index is None:
         return []
@@ -41,7 +42,7 @@ def _peers(rows: Rows, proxy_set: str, targets: t.Mapping[str, str]) -> list[dic
         if index[:1] != set_index:
             continue
         address, _sep, port = str(row.get("proxy-address", "")).rpartition(":")
-        peers.append({"target": targets.get(address, address), "address": address, "port": int(port or 0),
+        peers.append({"target": target_of(targets.get(address) or {address}, hostname) or address, "address": address, "port": int(port or 0),
                       "priority": int(row.get("priority", 0)), "weight": int(row.get("weight", 0))})
     return sorted(peers, key=lambda p: (p["priority"], peer_key(p)))
 
@@ -54,11 +55,11 @@ def _admitted(rows: Rows, group: str) -> list[str]:
 
 def state_from_rows(rows: Rows, identity: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
     """The neutral state (``sbc.readback`` docstring) of our rows on a device."""
-    targets = {}
+    targets: dict[str, set[str]] = {}
     for _index, row in sorted(rows["dns"].items()):
         for key in ("first-ip-address", "second-ip-address", "third-ip-address"):
             if row.get(key):
-                targets.setdefault(row[key], row["domain-name"])
+                targets.setdefault(row[key], set()).add(row["domain-name"])
     regions: dict[str, dict[str, t.Any]] = {}
     mcp: dict[str, dict[str, t.Any]] = {}
     acl: list[dict[str, str]] = []
@@ -69,7 +70,7 @@ def state_from_rows(rows: Rows, identity: t.Mapping[str, t.Any]) -> dict[str, t.
             continue
         kind, order, role, region = match.group(1), int(match.group(2)), match.group(3), match.group(4)
         hostname = group.get("sip-group-name")
-        peers = _peers(rows, str(group.get("proxy-set-name")), targets)
+        peers = _peers(rows, str(group.get("proxy-set-name")), targets, hostname)
         srv = "_sip._tls." + hostname if hostname else None
         if kind == "MCP":
             mcp[region] = {"hostname": hostname, "srv_name": srv,

@@ -39,7 +39,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes import 
 from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.render_policy import (
     classification_rows, manipulation_rows, routing_rows)
 from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.rows import (
-    RenderError, Rows, change_script, checked, empty_rows)
+    RenderError, Rows, change_script, checked, empty_rows, target_of)
 
 CORE_NAME = "CGW-CORE"
 CONTINUE_NAME = "CGW-MCP-CONT"
@@ -176,7 +176,7 @@ def _dns_rows(rows: Rows, plan: t.Mapping[str, t.Any], base: int) -> None:
     nothing itself (the proxy addresses are the plan's addresses) and the read-back names each peer's
     SRV target from here."""
     targets: dict[str, tuple[str, list[str]]] = {}
-    owners: dict[str, str] = {}
+    owners: dict[str, set[str]] = {}
     records = [("trunk_groups[%d]" % i, g) for i, g in enumerate(plan["trunk_groups"])]
     records += [("mcp.records[%d]" % i, r) for i, r in enumerate((plan.get("mcp") or {}).get("records") or [])]
     for field, record in records:
@@ -187,13 +187,18 @@ def _dns_rows(rows: Rows, plan: t.Mapping[str, t.Any], base: int) -> None:
                                   "has %d addresses; the Internal DNS table holds three per name" % len(addresses))
             if addresses:
                 targets.setdefault(peer["target"], ("%s.peers[%d].target" % (field, number), addresses))
-                for address in addresses:  # the read-back names a peer's target by its address
-                    other = owners.setdefault(address, peer["target"])
-                    if other != peer["target"]:
-                        raise RenderError("%s.peers[%d].addresses" % (field, number),
-                                          "%s is an address of both %s and %s; the Mediant keeps addresses, "
-                                          "so its read-back could not tell them apart" % (address, other,
-                                                                                          peer["target"]))
+                for address in addresses:
+                    owners.setdefault(address, set()).add(peer["target"])
+    # The read-back names a peer's target by its address (readback.target_of): an address listed under two names
+    # (an ACG node serving SIP and MCP) is told apart by the record's hostname, which its own target ends with.
+    for field, record in records:
+        for number, peer in enumerate(record.get("peers") or []):
+            for address in peer.get("addresses") or []:
+                if target_of(owners[address], record["hostname"]) != peer["target"]:
+                    raise RenderError("%s.peers[%d].addresses" % (field, number),
+                                      "%s is an address of %s; the Mediant keeps addresses, so its read-back could "
+                                      "not tell which is %s" % (address, " and ".join(sorted(owners[address])),
+                                                                peer["target"]))
     if len(targets) > 20:
         raise RenderError("trunk_groups", "names %d SRV targets; the Internal DNS table holds 20" % len(targets))
     for position, (target, (field, addresses)) in enumerate(sorted(targets.items())):

@@ -36,6 +36,8 @@ NAME_PARAMS = {"message_policy": "name", "proxy_set": "proxy-name", "alt_set": "
                "classification": "classification-name", "inbound_manipulation": "manipulation-name",
                "ip2ip": "route-name"}
 PARENTS = {"proxy_ip": "proxy_set", "alt_rule": "alt_set"}
+# The table whose changed rows are removed and written again rather than changed in place (change_script).
+REPLACED = "dns"
 
 
 class RenderError(ValueError):
@@ -89,6 +91,16 @@ def _row_lines(key: str, index: Index, params: t.Sequence[tuple[str, t.Any]], de
     return lines + [pad + " activate"]
 
 
+def _removal_lines(key: str, index: Index) -> list[str]:
+    """The script lines removing row ``index`` of ``key`` (a child row of a table entered from its parent row is
+    removed from there)."""
+    spec = table(key)
+    if key in PARENTS and spec.mode == PARENTS[key]:
+        return [" %s %s" % (table(PARENTS[key]).command, format_index(index[:1])),
+                "  no %s %s" % (spec.command, format_index(index[-1:])), " exit"]
+    return [" no %s %s" % (spec.command, format_index(index))]
+
+
 def change_script(current: Rows, wanted: Rows, partial_params: t.Optional[t.Mapping[str, t.Collection[str]]] = None
                   ) -> tuple[str, list[dict[str, t.Any]]]:
     """(incremental CLI script, change steps) moving ``current`` (our rows on the device) to ``wanted``.
@@ -98,16 +110,33 @@ def change_script(current: Rows, wanted: Rows, partial_params: t.Optional[t.Mapp
     partial_params = partial_params or {}
     steps: list[dict[str, t.Any]] = []
     blocks: dict[str, list[str]] = {"network": [], "voip": []}
+    # Internal DNS rows are unique by name and named by nothing: a row that changes or goes is removed first, so
+    # that a name moving to another index (the rows are in name order) never meets itself (the device refuses a
+    # second row of one name). Nothing resolves through them meanwhile: the Proxy Sets hold addresses.
+    replaced = sorted(i for i, row in (current.get(REPLACED) or {}).items() if (wanted.get(REPLACED) or {}).get(i) != row)
+    for index in reversed(replaced):
+        steps.append({"action": "remove", "table": table(REPLACED).ini, "index": list(index), "set": None,
+                      "was": dict(current[REPLACED][index])})
+        blocks["network"] += _removal_lines(REPLACED, index)
     for key in ORDER:
         spec = table(key)
         for index in sorted(wanted.get(key) or {}):
             want = wanted[key][index]
-            have = (current.get(key) or {}).get(index)
+            have = None if key == REPLACED and index in replaced else (current.get(key) or {}).get(index)
             managed = partial_params.get(key)
             if managed is not None:  # a managed parameter the target row lacks is set to "" (none)
                 want = dict({n: "" for n in sorted(managed)}, **want)
                 if have is not None:
                     have = dict({n: "" for n in sorted(managed)}, **have)
+            mode = "network" if spec.mode == "network" else "voip"
+            if managed is None and have is not None and set(have) - set(want):
+                # A parameter the wanted row no longer has cannot be unset in place (the grammar has no empty value
+                # for it): the row is removed and written anew. Only rows nothing names are ours to rewrite so;
+                # for a named one the device refuses the removal while it is in use, and the push rolls back.
+                steps.append({"action": "remove", "table": spec.ini, "index": list(index), "set": None,
+                              "was": dict(have)})
+                blocks[mode] += _removal_lines(key, index)
+                have = None
             params = [(n, v) for n, v in want.items() if (have is None or have.get(n) != v)
                       and (managed is None or n in managed)]
             if not params and have is not None:
@@ -115,7 +144,6 @@ def change_script(current: Rows, wanted: Rows, partial_params: t.Optional[t.Mapp
             steps.append({"action": "add" if have is None else "change", "table": spec.ini, "index": list(index),
                           "set": dict(params),
                           "was": None if have is None else {n: have.get(n) for n, _value in params}})
-            mode = "network" if spec.mode == "network" else "voip"
             if key in PARENTS:  # child rows of a table entered from the parent row (alt rules)
                 if table(key).mode == PARENTS[key]:
                     parent = table(PARENTS[key])
@@ -124,7 +152,7 @@ def change_script(current: Rows, wanted: Rows, partial_params: t.Optional[t.Mapp
                     continue
             blocks[mode] += _row_lines(key, index, params, 1) + [" exit"]
     for key in reversed(ORDER):
-        if key in PARTIAL:
+        if key in PARTIAL or key == REPLACED:
             continue
         spec = table(key)
         for index in sorted(current.get(key) or {}, reverse=True):
@@ -136,18 +164,21 @@ def change_script(current: Rows, wanted: Rows, partial_params: t.Optional[t.Mapp
                 continue  # removed with its parent
             steps.append({"action": "remove", "table": spec.ini, "index": list(index), "set": None,
                           "was": dict(current[key][index])})
-            mode = "network" if spec.mode == "network" else "voip"
-            if key in PARENTS and spec.mode == PARENTS[key]:
-                parent = table(PARENTS[key])
-                blocks[mode] += [" %s %s" % (parent.command, format_index(index[:1])),
-                                 "  no %s %s" % (spec.command, format_index(index[-1:])), " exit"]
-            else:
-                blocks[mode].append(" no %s %s" % (spec.command, format_index(index)))
+            blocks["network" if spec.mode == "network" else "voip"] += _removal_lines(key, index)
     lines: list[str] = []
     for mode in ("network", "voip"):
         if blocks[mode]:
             lines += ["configure %s" % mode] + blocks[mode] + ["exit"]
     return ("\n".join(lines) + "\n" if lines else ""), steps
+
+
+def target_of(names: t.Collection[str], hostname: t.Optional[str]) -> t.Optional[str]:
+    """The SRV target an address stands for in a record of ``hostname``: its only name, else the one name under
+    ``hostname`` (None: ambiguous)."""
+    if len(names) == 1:
+        return next(iter(names))
+    under = [name for name in names if hostname and name.lower().endswith("." + hostname.lower())]
+    return under[0] if len(under) == 1 else None
 
 
 def empty_rows() -> Rows:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes import api, ini, push, render
-from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.rows import owned_rows
+from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.rows import change_script, empty_rows, owned_rows
 from ansible_collections.commsgw.routing.tests.unit.audiocodes import plans as P
 from harness.mediant_sim import Device, MediantServer
 from harness.pki import TestCA
@@ -115,7 +115,24 @@ def test_a_changed_plan_sends_only_its_difference(device, pki, plans) -> None:
                                  "configure voip\n proxy-ip 100/0\n  weight 70\n  activate\n exit\n"
                                  " no proxy-ip 101/2\nexit\n")
     assert [(s["action"], s["table"]) for s in result["steps"]] == [
-        ("change", "ProxyIp"), ("remove", "ProxyIp"), ("remove", "Dns2Ip")]
+        ("remove", "Dns2Ip"), ("change", "ProxyIp"), ("remove", "ProxyIp")]
+
+
+def test_internal_dns_names_moving_to_other_rows_are_accepted(device, pki, plans) -> None:
+    """The Internal DNS rows are in name order: dropping the first target moves every later name one row up. The
+    device refuses a second row of one name, so changed rows are removed before they are written again (a migration
+    narrowing to the new peers did exactly this against the stand-in)."""
+    dev, server = device
+    push.apply(plans[0], render.render(plans[0], P.settings()), client(server, pki))
+    changed = copy.deepcopy(plans[0])
+    group, peer = min(((g, p) for g, tg in enumerate(changed["trunk_groups"]) for p in range(len(tg["peers"]))),
+                      key=lambda gp: changed["trunk_groups"][gp[0]]["peers"][gp[1]]["target"])
+    del changed["trunk_groups"][group]["peers"][peer]
+    wanted = render.render(changed, P.settings())
+    result = push.apply(changed, wanted, client(server, pki))
+    assert result["changed"] and not result["rolled_back"] and result["round_trips"] == 3
+    assert _ours(dev)["dns"] == wanted.rows["dns"]
+    assert push.apply(changed, wanted, client(server, pki))["round_trips"] == 1
 
 
 def test_409_is_waited_out_within_its_bound(device, pki, plans) -> None:
@@ -160,3 +177,21 @@ def test_a_refused_first_apply_leaves_the_operator_rows_as_they_were(device, pki
 
 def test_the_client_has_no_full_ini_upload() -> None:
     assert not [name for name in dir(api.MediantClient) if "put" in name and "incremental" not in name]
+
+
+def test_a_row_losing_a_parameter_is_rewritten_not_left_with_it() -> None:
+    """A migration's rollback found it: a Classification row that was an allow rule of an IP Group and becomes the
+    final deny rule keeps its src-ip-group-name if only the changed parameters are written. The grammar has no empty
+    value to unset it, so the row is removed and written anew."""
+    allow = {"classification-name": "CGW-ACL-107", "src-sip-interface-name": "SI-ACG", "src-ip-address": "10.0.0.x",
+             "src-ip-group-name": "Default_IPG", "action-type": "allow"}
+    deny = {"classification-name": "CGW-ACL-107", "src-sip-interface-name": "SI-ACG", "src-ip-address": "*.*.*.*",
+            "action-type": "deny"}
+    dev = Device()
+    current, wanted = empty_rows(), empty_rows()
+    current["classification"][(107,)], wanted["classification"][(107,)] = allow, deny
+    dev.rows["classification"][(107,)] = dict(allow)
+    script, steps = change_script(current, wanted)
+    assert [(s["action"], s["table"]) for s in steps] == [("remove", "Classification"), ("add", "Classification")]
+    assert dev.apply_script(script)[0] == 200
+    assert dev.rows["classification"][(107,)] == deny
