@@ -39,9 +39,15 @@ def _kamailio() -> SbcPlatform:
     return KAMAILIO
 
 
+def _audiocodes() -> SbcPlatform:
+    from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.platform import AUDIOCODES
+    return AUDIOCODES
+
+
 # The one line a shipped platform adds.
 SHIPPED: dict[str, t.Callable[[], SbcPlatform]] = {
     "kamailio": _kamailio,
+    "audiocodes": _audiocodes,
 }
 
 _QUALIFIED = re.compile(r"\A([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*)\Z")

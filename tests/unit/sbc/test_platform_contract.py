@@ -75,10 +75,14 @@ def _answers(plan: dict[str, t.Any], drop: t.Optional[str] = None) -> dict[str, 
     return answers
 
 
-def _plan(kind: str, drop: t.Optional[str] = None) -> dict[str, t.Any]:
+def _plan(kind: str, drop: t.Optional[str] = None, name: t.Optional[str] = None) -> dict[str, t.Any]:
+    """The plan of the inventory ``kind``'s first site; for platform ``name`` with the routing knobs its contract
+    data sets (``routing``: a platform that cannot take the inventory's, SbcPlatform.routing_limits)."""
     hostvars = load_hostvars(INVENTORIES / kind)
-    if kind == "production":  # with MCP, so that MCP records are rendered and read back too
-        for variables in hostvars.values():
+    routing = _contract(name)["routing"] if name and "routing" in _contract(name) else {}
+    for variables in hostvars.values():
+        variables["commsgw_deployment"].setdefault("routing", {}).update(routing)
+        if kind == "production":  # with MCP, so that MCP records are rendered and read back too
             for region in variables["commsgw_deployment"]["service_regions"]:
                 region["mcp_hostname"] = region["hostname"].replace("pstn-", "mcp-")
     report = validate_inventory(hostvars)[0]
@@ -100,8 +104,10 @@ def _recorded(name: str) -> tuple[dict[str, t.Any], dict[str, t.Optional[str]], 
         recorded = json.loads((DATA / name / contract["recorded"]).read_text(encoding="utf-8"))
         return recorded["plan"], recorded["files"], recorded["answers"]
     platform = get_platform(name)
-    plan = _plan("lab")
+    plan = _plan("lab", name=name)
     artefacts = _render(platform, plan)
+    if contract["stand_in"] == "tests/harness/mediant_sim.py":
+        return plan, artefacts, _mediant_answers(platform, plan, artefacts)
     with SkeletonServer() as server:
         options = {"url": server.url, "username": server.device.username, "password": server.device.password}
         request = urllib.request.Request(server.url + "/config", method="PUT", headers=_auth(options),
@@ -109,6 +115,26 @@ def _recorded(name: str) -> tuple[dict[str, t.Any], dict[str, t.Optional[str]], 
         urllib.request.urlopen(request, timeout=5).read()  # noqa: S310 - loopback
         answers = platform.hooks()._answers(validate_options(platform, options)[0])  # pylint: disable=protected-access
     return plan, artefacts, answers
+
+
+def _mediant_answers(platform: SbcPlatform, plan: dict[str, t.Any], artefacts: dict[str, str]) -> dict[str, t.Any]:
+    """The Mediant stand-in's answers once the plan's rows are applied through the platform's own push."""
+    import tempfile  # pylint: disable=import-outside-toplevel
+    from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes import artefacts as texts, push
+    from ansible_collections.commsgw.routing.tests.harness.mediant_sim import MediantServer
+    from ansible_collections.commsgw.routing.tests.harness.pki import TestCA
+    with tempfile.TemporaryDirectory(prefix="contract-mediant-") as tmp:
+        ca = TestCA(Path(tmp) / "ca", name="contract Mediant CA")
+        issued = ca.issue_server("mediant", dns=["mediant.test"], ips=["127.0.0.24"])
+        server = MediantServer("127.0.0.24", 0, issued.chain, issued.key, "ops", "pw").start()
+        try:
+            options = validate_options(platform, {"url": server.url, "username": "ops", "password": "pw",
+                                                  "ca_path": str(ca.cert)})[0]
+            client = platform.hooks().client(options)
+            push.apply(plan, t.cast(t.Any, texts.from_texts(artefacts)), client)
+            return {"GET /api/v1/files/ini": client.get_ini()}
+        finally:
+            server.stop()
 
 
 def _auth(options: t.Mapping[str, str]) -> dict[str, str]:
@@ -152,7 +178,7 @@ def test_a_platform_of_another_collection_must_be_an_api_platform(monkeypatch: p
 @pytest.mark.parametrize("name", NAMES)
 def test_rendered_artefacts_read_back_as_the_plans_facts(name: str, kind: str) -> None:
     platform = get_platform(name)
-    plan = _plan(kind)
+    plan = _plan(kind, name=name)
     artefacts = _render(platform, plan)
     assert set(artefacts) & set(platform.state_artefacts), "the rendered artefacts carry no routing state"
     state = platform.state_from_artefacts(artefacts, {})
@@ -165,9 +191,9 @@ def test_rendered_artefacts_read_back_as_the_plans_facts(name: str, kind: str) -
 @pytest.mark.parametrize("name", NAMES)
 def test_artefacts_of_another_plan_are_drift_in_plan_terms(name: str) -> None:
     platform = get_platform(name)
-    plan = _plan("production")
+    plan = _plan("production", name=name)
     dropped = str(ipaddress.ip_network(plan["trunk_groups"][0]["ip_ranges"][0])[2])
-    state = platform.state_from_artefacts(_render(platform, _plan("production", drop=dropped)), {})
+    state = platform.state_from_artefacts(_render(platform, _plan("production", drop=dropped, name=name)), {})
     texts = [d["text"] for d in sbc_readback.compare(plan, state, platform.weight_scale)]
     assert any(dropped in text for text in texts), texts
 
@@ -236,7 +262,7 @@ def test_the_refresher_declaration_is_consistent(name: str) -> None:
     if not refresher.needed:
         assert refresher.reason and not (refresher.reads or refresher.writes or refresher.reloads)
         return
-    artefacts = _render(platform, _plan("production"))
+    artefacts = _render(platform, _plan("production", name=name))
     assert refresher.reads and set(refresher.reads) <= set(artefacts)
     assert refresher.writes and set(refresher.writes) <= set(platform.state_artefacts) & set(artefacts)
     assert refresher.reloads
@@ -301,9 +327,18 @@ def test_platform_options_are_validated_against_the_spec(name: str) -> None:
     # The inventory gives the options its sources name, and nothing else.
     settings = {source.split(".", 1)[1]: "from-settings" for source in platform.option_sources.values()
                 if source.startswith("commsgw_sbc.")}
-    host_vars = {source: "from-host" for source in platform.option_sources.values() if "." not in source}
+    host_vars: dict[str, t.Any] = {}
+    for source in platform.option_sources.values():
+        if "." not in source:
+            host_vars[source] = "from-host"
+        elif not source.startswith("commsgw_sbc."):  # a key of a host variable (commsgw_deployment.name)
+            variable, key = source.split(".", 1)
+            host_vars.setdefault(variable, {"unrelated": 3})[key] = "from-host"
     found = inventory_options(platform, dict(settings, unrelated=1), dict(host_vars, unrelated=2))
     assert set(found) == set(platform.option_sources)
+    assert not inventory_options(platform, {}, {source.split(".")[0]: "not a mapping"
+                                                for source in platform.option_sources.values()
+                                                if "." in source and not source.startswith("commsgw_sbc.")})
 
 
 def test_an_unregistered_platform_is_named_with_the_registered_ones() -> None:
