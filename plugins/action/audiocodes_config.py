@@ -25,7 +25,7 @@ class ActionModule(ActionBase):
         if validation.error_messages:
             raise AnsibleActionFail("; ".join(validation.error_messages))
         try:
-            secret = validate_options(AUDIOCODES, params["platform_options"])[1]
+            secret = validate_options(AUDIOCODES, params.get("platform_options") or {})[1]
         except PlatformOptionsError:
             secret = set()  # the outcome reports it
         failed, values = outcome(params, bool(self._task.check_mode))

@@ -8,9 +8,9 @@ short_description: Render an AudioCodes Mediant's routing rows from its site's r
 version_added: 0.3.0
 description:
   - Returns C({commsgw.ini - text, incremental.cli - text}) for the site plan O(_input) and the host's
-    C(commsgw_sbc) (validated by the inventory validation first): the rows this collection owns on the device as
-    its ini tables, with a header naming the deployment, site and the plan facts the device cannot enforce, and
-    the incremental CLI script creating them (C(docs/platforms/audiocodes.md)).
+    C(commsgw_sbc) (validated by the inventory validation first). C(commsgw.ini) holds the rows this collection
+    owns on the device as its ini tables, under a header naming the deployment, the site and the plan facts the
+    device cannot enforce; C(incremental.cli) is the script creating them (C(docs/platforms/audiocodes.md)).
   - Every command and parameter comes from the documented grammar table; a value that does not fit it fails with
     the plan or inventory field that holds it.
 positional: settings, host

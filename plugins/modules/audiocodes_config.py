@@ -28,8 +28,10 @@ extends_documentation_fragment:
   - commsgw.routing.audiocodes_options
 attributes:
   check_mode:
+    description: Reads the device and reports what would change (in plan terms and as the script), sending nothing.
     support: full
   diff_mode:
+    description: Shows the device's state before and after in plan terms.
     support: full
 options:
   state:

@@ -28,7 +28,7 @@ STATES = ("present", "restored", "held", "released", "settled")
 SETTLE_POLL_S = 1.0
 ARGUMENT_SPEC: dict[str, t.Any] = {
     "state": {"type": "str", "default": "present", "choices": list(STATES)},
-    "platform_options": {"type": "dict", "required": True, "no_log": False},
+    "platform_options": {"type": "dict", "no_log": False},
     "artefacts": {"type": "dict"},
     "plan": {"type": "dict"},
     "hold_token": {"type": "str", "no_log": False},
@@ -113,7 +113,7 @@ def _settled(params: t.Mapping[str, t.Any], options: dict[str, t.Any]) -> tuple[
 
 def run(params: t.Mapping[str, t.Any], check_mode: bool) -> tuple[bool, dict[str, t.Any]]:
     try:
-        options, _masked = validate_options(AUDIOCODES, params["platform_options"])
+        options, _masked = validate_options(AUDIOCODES, params.get("platform_options") or {})
     except PlatformOptionsError as exc:
         return True, {"msg": str(exc)}
     options = AUDIOCODES.with_defaults(options)
