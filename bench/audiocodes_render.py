@@ -10,7 +10,7 @@
     first apply, second apply (nothing to do), a one-weight change, a script refused at its first
     change (nothing to roll back) and one refused after a change was applied (rolled back).
 
-Run:  PYTHONPATH=.collections:tests .venv/bin/python bench/audiocodes_render.py
+Run:  .venv/bin/python bench/audiocodes_render.py
 """
 
 from __future__ import annotations
@@ -18,13 +18,17 @@ from __future__ import annotations
 import argparse
 import copy
 import statistics
+import sys
 import tempfile
 import time
 import typing as t
 from pathlib import Path
 
-from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes import api, push, render
-from ansible_collections.commsgw.routing.tests.unit.audiocodes import plans as P
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / ".collections"), str(ROOT / "tests")]
+
+from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes import api, push, render  # noqa: E402  (after the path set-up)
+from ansible_collections.commsgw.routing.tests.unit.audiocodes import plans as P  # noqa: E402
 
 
 def _deployment_plans(sites: int) -> list[dict[str, t.Any]]:

@@ -27,6 +27,15 @@ REFERENCES: dict[str, tuple[t.Optional[str], str, str]] = {
                  "REST API 7.4, Full INI File",
                  "GET /api/v1/files/ini returns the ini file; PUT uploads one and resets the device; 409 body "
                  "'Device is currently performing HA synchronization'; the device rewrites uploaded files"),
+    "rest-status": (_TD + "/rest-api/version-740/Content/REST-API/Status.htm",
+                    "REST API 7.4, Status",
+                    "GET /api/v1/status: device-level fields only (operationalState, highAvailability, versionID, "
+                    "saveNeeded, resetNeeded...); nothing per Proxy Set or IP Group"),
+    "proxy-connectivity": (_EM + "/e-sbc/manual?p=387",
+                           "Mediant 1000 Gateway & E-SBC User's Manual (7.x), Core Entities",
+                           "'Proxy Set Connectivity', CLI show voip proxy sets status [IPGroup_ProxySetConnectivity]: "
+                           "read-only connectivity status of Server-type IP Groups; its values and the command's "
+                           "output format are not shown"),
     "rest-auth": (None, "REST API 7.4, Authentication and Session Establishment",
                   "prefix /api/v1; every request HTTP Basic authentication of a device user; HTTPS recommended; "
                   "GET /api/v1/status example"),
