@@ -1,12 +1,14 @@
 #!/usr/bin/env python
 # Copyright: (c) 2026, commsgw.routing contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Benchmark: validate + plan a large inventory (20 deployments x 2 sites x 8 SBCs).
+"""Benchmark: validate + plan inventories, against an empty playbook on the same inventory.
 
 Prints figures, asserts nothing:
-  * pure-Python time of validate_inventory + every site plan (median of several runs; target < 1 s);
-  * wall time of `ansible-playbook playbooks/validate.yml` on that inventory as a ratio to an empty
-    playbook on the same inventory, both measured in this run (target <= 2x).
+  * pure-Python time of validate_inventory + every site plan on a generated inventory (20 deployments x 2 sites
+    x 8 SBCs by default; median of several runs; target < 1 s);
+  * wall time of `ansible-playbook playbooks/validate.yml` as a ratio to an empty playbook on the same inventory,
+    both measured in this run, on inventory/production, on the generated inventory and on a generated
+    1,000-SBC one (25 deployments x 2 sites x 20 SBCs); target <= 1.3x (issue 25 item 4).
 Run: .venv/bin/python bench/validate_bench.py [--deployments 20 --sbcs 8 --runs 5]
 """
 
@@ -116,14 +118,20 @@ def main() -> None:
     print("pure Python validate + plan: %.3f s (median of %d; target < 1 s)" % (seconds, args.runs))
 
     with tempfile.TemporaryDirectory() as tmp:
-        inventory = write_inventory(pathlib.Path(tmp) / "inventory", args.deployments, args.sbcs)
         empty = pathlib.Path(tmp) / "empty.yml"
         empty.write_text("- name: Empty\n  hosts: localhost\n  gather_facts: false\n  tasks: []\n")
         runs = max(1, args.runs // 2 + 1)
-        baseline = time_playbook(empty, inventory, runs)
-        validate = time_playbook(ROOT / "playbooks" / "validate.yml", inventory, runs)
-    print("empty playbook: %.2f s; validate.yml: %.2f s; ratio %.2fx (median of %d; target <= 2x)"
-          % (baseline, validate, validate / baseline, runs))
+        inventories = [
+            ("inventory/production (4 SBCs)", ROOT / "inventory" / "production"),
+            ("generated, %d SBCs" % (args.deployments * 2 * args.sbcs),
+             write_inventory(pathlib.Path(tmp) / "generated", args.deployments, args.sbcs)),
+            ("generated, 1000 SBCs", write_inventory(pathlib.Path(tmp) / "thousand", 25, 20)),
+        ]
+        for label, inventory in inventories:
+            baseline = time_playbook(empty, inventory, runs)
+            validate = time_playbook(ROOT / "playbooks" / "validate.yml", inventory, runs)
+            print("%-32s empty playbook %.2f s, validate.yml %.2f s: ratio %.2fx (median of %d; target <= 1.3x)"
+                  % (label + ":", baseline, validate, validate / baseline, runs))
 
 
 if __name__ == "__main__":
