@@ -15,6 +15,11 @@ def sbc_platform_name(name):
     return filter_platform(name).name
 
 
+def sbc_platform_connection(name):
+    return filter_platform(name).connection
+
+
 class FilterModule:
     def filters(self):
-        return {"sbc_platform_role": sbc_platform_role, "sbc_platform_name": sbc_platform_name}
+        return {"sbc_platform_role": sbc_platform_role, "sbc_platform_name": sbc_platform_name,
+                "sbc_platform_connection": sbc_platform_connection}

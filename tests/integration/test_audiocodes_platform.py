@@ -254,3 +254,13 @@ def test_migrate_widens_proves_and_narrows_through_the_platform_role(lab: Median
     assert not (next(lab.state_dir.iterdir()) / "hold").exists()
     lab.play(["playbooks/onboard.yml", "-e", "commsgw_onboard_probe=false"])  # back to the old region
     assert lab.peers() == [OLD + ".1:5060", OLD + ".2:5060"]
+
+
+def test_the_exporter_playbook_installs_nothing_for_a_device_reached_through_its_api(lab: MediantLab) -> None:
+    """The inventory host of a Mediant is the controller (ansible_connection local): exporter.yml must not install
+    the probe exporter there. Run in check mode, so that a regression reports changes instead of making them."""
+    out = lab.play(["playbooks/exporter.yml", "--check"]).stdout
+    assert "sbc-mediant: its SBC platform is reached through an API from the controller" in " ".join(out.split()), \
+        out[-3000:]
+    assert _recap(out)["changed"] == 0, out[-3000:]
+    assert "TASK [commsgw.routing.probe_exporter" not in out

@@ -25,7 +25,8 @@ from ansible.errors import AnsibleFilterError
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "tests" / "platforms"))  # the skeleton's collection, next to this one
 
-from ansible_collections.commsgw.routing.plugins.filter.sbc_platform_role import sbc_platform_role  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.filter.sbc_platform_role import (  # noqa: E402
+    sbc_platform_connection, sbc_platform_role)
 from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import Findings  # noqa: E402
 from ansible_collections.commsgw.routing.plugins.module_utils.inventory.hosts import validate_inventory  # noqa: E402
 from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import build_site_plan  # noqa: E402
@@ -156,6 +157,7 @@ def test_the_registration_is_complete_and_its_hooks_load_on_first_use(name: str)
     assert platform.read_timeout in platform.options
     assert not platform.artefact_root or platform.artefact_root in platform.options
     assert set(platform.option_sources) <= set(platform.options)
+    assert sbc_platform_connection(name) == platform.connection  # what exporter.yml decides by
 
 
 def test_a_platform_of_another_collection_must_be_an_api_platform(monkeypatch: pytest.MonkeyPatch) -> None:
