@@ -10,8 +10,7 @@ DEFAULT_RUN_DIR = "/run/kamailio"
 DEFAULT_KAMAILIO_USER = "kamailio"
 DEFAULT_KAMAILIO_GROUP = "kamailio"
 # Kamailio's memory (-m / -M, MiB): commsgw_sbc's defaults and the modules' (kamailio_config, kamailio_service).
-DEFAULT_SHARED_MEMORY_MB = 128
-DEFAULT_TLS_SHARED_MEMORY_MB = 512  # OpenSSL contexts need it
+DEFAULT_SHARED_MEMORY_MB = 128  # the modules' default; the role passes the figure sized from the plan (kamailio.sizing)
 DEFAULT_PRIVATE_MEMORY_MB = 8  # Kamailio's own default
 DEFAULT_RPC_TIMEOUT_S = 3.0
 # The SBC's own secret (kamailio.secret), never inside config_dir.

@@ -7,8 +7,11 @@ before the split, so existing inventories stay valid:
 ``config_dir``            absolute path, default /etc/kamailio: every rendered file is referenced
                           by an absolute path under it.
 ``run_dir``               absolute path, default /run/kamailio: jsonrpcs FIFO/socket and ctl socket.
-``shared_memory_mb``      default 512 with TLS (OpenSSL contexts need it), 128 otherwise.
-``private_memory_mb``     default 8 (Kamailio's own default).
+``shared_memory_mb``      default: sized from the plan (peers, TLS, processes) and ``expected_calls_per_s``
+                          (``kamailio.sizing``, docs/kamailio-sizing.md); set it to override the rule.
+``private_memory_mb``     default 8 (Kamailio's own default; measured use stays far below it).
+``expected_calls_per_s``  default 500: the busiest call rate this SBC must take (calls set up per second,
+                          both directions); shared memory is sized for it.
 ``udp_workers``           default 4: SIP worker processes per UDP socket.
 ``tcp_workers``           default 2. With TLS keep it low or use ECDSA client keys (docs/kamailio-notes.md:
                           RSA signatures with several TCP workers).
@@ -33,8 +36,8 @@ import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
-    DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SECRET_FILE, DEFAULT_SHARED_MEMORY_MB,
-    DEFAULT_TLS_SHARED_MEMORY_MB)
+    DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SECRET_FILE)
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.sizing import DEFAULT_EXPECTED_CALLS_PER_S
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.fields import abs_path, bool_field, int_fields
 
 _INT_RANGES: dict[str, tuple[int, int]] = {
@@ -44,19 +47,23 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "tcp_workers": (1, 64),
     "options_timeout_ms": (100, 10000),
     "log_level": (-5, 3),
+    "expected_calls_per_s": (1, 100000),
 }
 FIELDS = ("config_dir", "run_dir", "shared_memory_mb", "private_memory_mb", "udp_workers", "tcp_workers",
-          "allow_tls_on_unfixed_kamailio", "options_timeout_ms", "log_level", "secret_file", "rpc_group")
+          "allow_tls_on_unfixed_kamailio", "options_timeout_ms", "log_level", "secret_file", "rpc_group",
+          "expected_calls_per_s")
 _GROUP_NAME = re.compile(r"^(?:[a-z_][a-z0-9_-]{0,31}|[0-9]{1,10})$")
 
 
 def parse_kamailio_settings(raw: t.Mapping[str, t.Any], base: str, tls: bool, findings: Findings) -> dict[str, t.Any]:
     """Kamailio's keys of ``commsgw_sbc`` complete with defaults; problems under ``base``."""
+    del tls  # the contract's argument; memory is sized from the plan when rendering (kamailio.sizing)
     settings: dict[str, t.Any] = {
         "config_dir": abs_path(raw.get("config_dir"), base + ".config_dir", DEFAULT_CONFIG_DIR, findings),
         "run_dir": abs_path(raw.get("run_dir"), base + ".run_dir", DEFAULT_RUN_DIR, findings),
-        "shared_memory_mb": DEFAULT_TLS_SHARED_MEMORY_MB if tls else DEFAULT_SHARED_MEMORY_MB,
+        "shared_memory_mb": None,  # sized from the plan when rendering (kamailio.sizing)
         "private_memory_mb": DEFAULT_PRIVATE_MEMORY_MB,
+        "expected_calls_per_s": DEFAULT_EXPECTED_CALLS_PER_S,
         "udp_workers": 4,
         "tcp_workers": 2,
         "options_timeout_ms": None,  # derived from the plan's OPTIONS interval when rendering

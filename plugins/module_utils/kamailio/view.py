@@ -20,6 +20,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows impo
     ACL_GROUP, DS_ALG_RELATIVE_WEIGHT, DS_FLAG_PROBING, RETIRED_GROUP, KamailioViewError, acl_rows, dispatcher_sets,
     mcp_dispatcher_sets, ping_relay_uri, retired_acl_rows, sip_socket)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.secret import DIALOG_KEY, PING_TOKEN
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.sizing import kamailio_processes, memory_view
 
 MCP_HOLD_TABLE = "commsgw_mcp_hold"
 MCP_REJECT_REASON = "MCP Unavailable"
@@ -229,7 +230,11 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
         "deployment": plan["deployment"]["name"],
         "transport": transport,
         "log_level": settings["log_level"],
-        "memory": {"shared_mb": settings["shared_memory_mb"], "private_mb": settings["private_memory_mb"]},
+        # Sized from the plan (kamailio.sizing). UDP sockets, udp_workers processes each: the core's and the ACG
+        # side's when UDP, and with TLS the ping relay's.
+        "memory": memory_view(transport == "tls", kamailio_processes(
+            settings["udp_workers"], [core["transport"], transport, "udp" if tls else ""].count("udp"),
+            settings["tcp_workers"]), settings),
         "workers": {"udp": settings["udp_workers"], "tcp": settings["tcp_workers"]},
         "listen": {
             "acg": {"proto": transport, "address": acg["address"], "port": acg["port"], "socket": acg_socket},
