@@ -71,8 +71,7 @@ def _present(params: t.Mapping[str, t.Any], options: dict[str, t.Any], check_mod
     changed = bool(result["changed"]) and not failed
     detail = ["PUT /api/v1/files/cliScript/incremental (%d lines)" % len(result["script"].splitlines())] \
         if changed and not check_mode else []
-    result["step"] = _step("push", changed or (check_mode and result["changed"]), before, after, detail,
-                           str(result.get("backup") or ""))
+    result["step"] = _step("push", changed, before, after, detail, str(result.get("backup") or ""))
     result["changed"] = bool(result["changed"]) if not failed else result.get("rolled_back") is False
     return failed, result
 
@@ -94,8 +93,8 @@ def _settled(params: t.Mapping[str, t.Any], options: dict[str, t.Any]) -> tuple[
     deadline = time.monotonic() + float(params["timeout_s"])
     client = hooks.client(options)
     while True:
-        rows = hooks._owned(client.get_ini(), int(options["index_base"]))  # pylint: disable=protected-access
-        held = {"%s:%d" % (p["host"], p["port"]) for p in hooks._peers(rows)}  # pylint: disable=protected-access
+        rows = hooks.device_rows(client.get_ini(), int(options["index_base"]))
+        held = {"%s:%d" % (p["host"], p["port"]) for p in hooks.configured_peers(rows)}
         missing, left = sorted(required - held), sorted(absent & held)
         if not missing and not left:
             break

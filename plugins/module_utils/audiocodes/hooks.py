@@ -26,9 +26,9 @@ INI_QUERY = "GET /api/v1/files/ini"
 NO_STATUS = ("the Mediant REST API (7.4 reference) exposes no proxy-address status; the device's configured peers "
              "are compared, their reachability comes from the probe's own OPTIONS")
 
-__all__ = ["artefact_path", "client", "deployed_artefacts", "identity", "latest_backup", "local_reader",
-           "peer_states", "presented_certificates", "probe_view", "read_state", "runtime_peers", "runtime_state",
-           "state_from_artefacts", "weight_scale"]
+__all__ = ["artefact_path", "client", "configured_peers", "deployed_artefacts", "device_rows", "identity",
+           "latest_backup", "local_reader", "peer_states", "presented_certificates", "probe_view", "read_state",
+           "runtime_peers", "runtime_state", "state_from_artefacts", "weight_scale"]
 
 
 def client(options: t.Mapping[str, t.Any]) -> api.MediantClient:
@@ -79,11 +79,11 @@ def weight_scale(weights: t.Sequence[int]) -> list[int]:
     return [int(w) for w in weights]  # Proxy Address 'weight' keeps the SRV weight as given
 
 
-def _owned(device_ini: str, base: int) -> Rows:
+def device_rows(device_ini: str, base: int) -> Rows:
     return owned_rows(ini.rows_from_ini(device_ini), base)
 
 
-def _peers(rows: Rows) -> list[dict[str, t.Any]]:
+def configured_peers(rows: Rows) -> list[dict[str, t.Any]]:
     """Every Proxy Address of our ACG and MCP Proxy Sets, neutral, without a state (none is exposed)."""
     names = {index[0]: row.get("proxy-name") for index, row in rows["proxy_set"].items()}
     peers = []
@@ -107,14 +107,14 @@ def _answer_base(texts: t.Mapping[str, t.Optional[str]]) -> int:
 def runtime_state(texts: t.Mapping[str, t.Optional[str]], answers: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
     """The device runs what it holds (an incremental script applies at once): its running regions, ACL and MCP
     are those of its ini, its peers are the configured Proxy Addresses (state unknown)."""
-    rows = _owned(str(answers.get(INI_QUERY) or ""), _answer_base(texts))
+    rows = device_rows(str(answers.get(INI_QUERY) or ""), _answer_base(texts))
     held = readback.state_from_rows(rows, {}) if artefacts.has_rows(rows) else None
     return {"regions": held["regions"] if held else None, "acl": held["acl"] if held else None,
-            "mcp": held["mcp"] if held else None, "peers": _peers(rows)}
+            "mcp": held["mcp"] if held else None, "peers": configured_peers(rows)}
 
 
 def runtime_peers(answers: t.Mapping[str, t.Any]) -> list[SbcDestination]:
-    return [SbcDestination(**peer) for peer in _peers(_owned(str(answers.get(INI_QUERY) or ""), 100))]
+    return [SbcDestination(**peer) for peer in configured_peers(device_rows(str(answers.get(INI_QUERY) or ""), 100))]
 
 
 def read_state(options: t.Mapping[str, t.Any], runtime: bool = True) -> t.Optional[dict[str, t.Any]]:
@@ -134,11 +134,11 @@ def read_state(options: t.Mapping[str, t.Any], runtime: bool = True) -> t.Option
 def probe_view(options: t.Mapping[str, t.Any]) -> SbcView:
     source = "api %s" % options.get("url")
     try:
-        rows = _owned(client(options).get_ini(), _base(options))
+        rows = device_rows(client(options).get_ini(), _base(options))
     except (api.DeviceError, ValueError) as exc:
         return SbcView(platform=NAME, source=source, errors=[str(exc)])
     return SbcView(platform=NAME, source=source + ", configured Proxy Addresses",
-                   configured=[SbcDestination(**peer) for peer in _peers(rows)], no_states=NO_STATUS)
+                   configured=[SbcDestination(**peer) for peer in configured_peers(rows)], no_states=NO_STATUS)
 
 
 def peer_states(options: t.Mapping[str, t.Any]) -> t.Callable[[], dict[str, str]]:
