@@ -5,7 +5,7 @@
 DOCUMENTATION = r"""
 name: audiocodes_render
 short_description: Render an AudioCodes Mediant's routing rows from its site's routing plan
-version_added: 0.3.0
+version_added: 0.2.0
 description:
   - Returns C({commsgw.ini - text, incremental.cli - text}) for the site plan O(_input) and the host's
     C(commsgw_sbc) (validated by the inventory validation first). C(commsgw.ini) holds the rows this collection

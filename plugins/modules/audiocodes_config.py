@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: audiocodes_config
 short_description: Apply, restore, hold and settle an AudioCodes Mediant's routing rows through its REST API
-version_added: 0.3.0
+version_added: 0.2.0
 description:
   - The AudioCodes Mediant platform's push (the entry points of the C(commsgw.routing.audiocodes) role). It runs on
     the controller (its action plugin); nothing is copied to or run on the device, which is reached only through its
