@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -48,6 +49,14 @@ def play(inventory: Path, args: t.Sequence[str], log_dir: Path, check: bool = Tr
         raise AssertionError("ansible-playbook %s failed (%d):\n%s\n%s" % (
             list(args), proc.returncode, proc.stdout[-8000:], proc.stderr[-2000:]))
     return proc
+
+
+def recap(output: str, host: str) -> dict[str, int]:
+    """The counts of ``host``'s PLAY RECAP line in an ansible-playbook output (progress lines also start with
+    "<host>:", so the line is the one with ok=)."""
+    match = re.search(r"^%s\s*:\s*(ok=.*)$" % re.escape(host), output, re.MULTILINE)
+    assert match, output[-3000:]
+    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(1))}
 
 
 def run_module(module: str, args: dict[str, t.Any], tmp_path: Path) -> tuple[int, dict[str, t.Any]]:

@@ -24,7 +24,6 @@ loopback block: 127.0.229.x-127.0.231.x.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import typing as t
@@ -39,12 +38,14 @@ from tests.harness.dns import DnsServer  # noqa: E402
 from tests.harness.mediant_sim import MediantServer  # noqa: E402
 from tests.harness.pki import TestCA  # noqa: E402
 from tests.harness.sipp import SippPeer  # noqa: E402
-from tests.harness.tools import play  # noqa: E402
+from tests.harness.tools import play, recap  # noqa: E402
 
 from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes import ini  # noqa: E402
 from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.rows import owned_rows  # noqa: E402
 
 pytestmark = pytest.mark.integration
+
+HOST = "sbc-mediant"
 
 DOMAIN = "acg-mediant.commsgw.test"
 HOST_OLD, HOST_NEW = "pstn-region1." + DOMAIN, "pstn-region1b." + DOMAIN
@@ -125,12 +126,6 @@ def _records(dns: DnsServer) -> None:
     dns.set_records(srv=srv, a=a, ttl=30)
 
 
-def _recap(out: str, host: str = "sbc-mediant") -> dict[str, int]:
-    match = re.search(r"^%s\s*:\s*(.*)$" % re.escape(host), out, re.MULTILINE)
-    assert match, out[-3000:]
-    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(1))}
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[MediantLab]:
     tmp = tmp_path_factory.mktemp("mediant")
@@ -170,7 +165,7 @@ def test_onboard_applies_through_the_rest_api_reads_back_and_probes(lab: Mediant
     assert oct(backup.stat().st_mode & 0o777) == "0o600" and oct(backup.parent.stat().st_mode & 0o777) == "0o700"
     assert PASSWORD not in out
     again = lab.play(["playbooks/onboard.yml"]).stdout
-    assert _recap(again)["changed"] == 0, again[-4000:]
+    assert recap(again, HOST)["changed"] == 0, again[-4000:]
     assert len(lab.scripts()) == 1  # the second run read the device once and sent nothing
 
 
@@ -178,7 +173,7 @@ def test_check_mode_reports_a_change_in_plan_terms_and_sends_nothing(lab: Median
     del lab.server.device.rows["proxy_ip"][(100, 1)]
     try:
         out = lab.play(["playbooks/onboard.yml", "--check", "--diff", "-e", "commsgw_onboard_probe=false"]).stdout
-        assert _recap(out)["changed"] >= 1, out[-4000:]
+        assert recap(out, HOST)["changed"] >= 1, out[-4000:]
         assert len(lab.scripts()) == 1
     finally:
         lab.play(["playbooks/onboard.yml", "-e", "commsgw_onboard_probe=false"])
@@ -262,5 +257,5 @@ def test_the_exporter_playbook_installs_nothing_for_a_device_reached_through_its
     out = lab.play(["playbooks/exporter.yml", "--check"]).stdout
     assert "sbc-mediant: its SBC platform is reached through an API from the controller" in " ".join(out.split()), \
         out[-3000:]
-    assert _recap(out)["changed"] == 0, out[-3000:]
+    assert recap(out, HOST)["changed"] == 0, out[-3000:]
     assert "TASK [commsgw.routing.probe_exporter" not in out

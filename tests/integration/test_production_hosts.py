@@ -36,6 +36,7 @@ from harness.dns import DnsServer
 from harness.sbc_hosts import Guest, SbcHostLab
 from harness.sipp import SippCaller, SippPeer
 from harness.tools import needs
+from harness.tools import recap as _recap  # test_exporter_hosts imports it from here
 
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.shipped import shipped_files
 
@@ -129,13 +130,6 @@ def _play(inventory: Path, *args: str, check: bool = True) -> subprocess.Complet
         raise AssertionError("ansible-playbook %s failed (%d):\n%s\n%s"
                              % (args, proc.returncode, proc.stdout[-8000:], proc.stderr[-2000:]))
     return proc
-
-
-def _recap(output: str, host: str) -> dict[str, int]:
-    # The PLAY RECAP line: progress lines also start with "<host>:".
-    match = re.search(r"^%s\s*:\s*(ok=.*)$" % re.escape(host), output, re.MULTILINE)
-    assert match, output[-3000:]
-    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(1))}
 
 
 class Hosts:

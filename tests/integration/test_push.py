@@ -37,7 +37,7 @@ from tests.harness.dns import DnsServer  # noqa: E402
 from tests.harness.lab_inventory import lab_inventory, stop_kamailio  # noqa: E402
 from tests.harness.refresher_install import install_refresher  # noqa: E402
 from tests.harness.sipp import udp_options  # noqa: E402
-from tests.harness.tools import fill, tmpfs  # noqa: E402
+from tests.harness.tools import fill, recap as _recap, tmpfs  # noqa: E402
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import file_path  # noqa: E402
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # noqa: E402
@@ -67,13 +67,6 @@ def _play(args: list[str], inventory: Path, check: bool = True) -> subprocess.Co
         raise AssertionError("ansible-playbook %s failed (%d):\n%s\n%s"
                              % (args, proc.returncode, proc.stdout[-6000:], proc.stderr[-2000:]))
     return proc
-
-
-def _recap(output: str, host: str) -> dict[str, int]:
-    # The PLAY RECAP line: progress lines also start with "<host>:".
-    match = re.search(r"^%s\s*:\s*(ok=.*)$" % re.escape(host), output, re.MULTILINE)
-    assert match, output[-3000:]
-    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(1))}
 
 
 def _options(src: str, dst: str, port: int = 5060, timeout_s: float = 2.0) -> t.Optional[str]:

@@ -20,7 +20,6 @@ loopback block: 127.0.226.x-127.0.228.x.
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import typing as t
@@ -34,9 +33,11 @@ sys.path.insert(0, str(ROOT))
 from tests.harness.dns import DnsServer  # noqa: E402
 from tests.harness.sipp import SippPeer  # noqa: E402
 from tests.harness.skeleton_api import SkeletonServer  # noqa: E402
-from tests.harness.tools import play  # noqa: E402
+from tests.harness.tools import play, recap  # noqa: E402
 
 pytestmark = pytest.mark.integration
+
+HOST = "sbc-skel"
 
 PLATFORM = "commsgw_test.skeleton.skeleton"
 SKELETON = ROOT / "tests" / "platforms" / "ansible_collections" / "commsgw_test" / "skeleton"
@@ -104,12 +105,6 @@ def _records(dns: DnsServer) -> None:
     dns.set_records(srv=srv, a=a, ttl=30)
 
 
-def _recap(out: str, host: str = "sbc-skel") -> dict[str, int]:
-    match = re.search(r"^%s\s*:\s*(.*)$" % re.escape(host), out, re.MULTILINE)
-    assert match, out[-3000:]
-    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match.group(1))}
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[SkeletonLab]:
     tmp = tmp_path_factory.mktemp("skeleton")
@@ -149,7 +144,7 @@ def test_onboard_renders_applies_reads_back_and_probes_through_the_api(lab: Skel
     assert (record["result"], entry["service_action"], entry["pid_before"]) == ("ok", "apply", None), record
     assert entry["files"][0]["name"] == "config.json" and entry["steps"][0]["backup"] == "revision 0"
     again = lab.play(["playbooks/onboard.yml"]).stdout
-    assert _recap(again)["changed"] == 0, again[-4000:]
+    assert recap(again, HOST)["changed"] == 0, again[-4000:]
     assert [w for w in lab.writes() if w[1] == "/config"] == [("PUT", "/config", "ops")]  # the second run wrote nothing
 
 
