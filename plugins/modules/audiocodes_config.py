@@ -139,11 +139,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.config_
 
 def outcome(params, check_mode):
     """(failed, values) of one task: the action plugin calls this in the controller process."""
-    failed, values = run(params, check_mode)
-    diff = values.pop("diff", None)
-    if diff is not None:
-        values["diff"] = {"before": diff.get("before"), "after": diff.get("after")}
-    return failed, values
+    return run(params, check_mode)
 
 
 def main():

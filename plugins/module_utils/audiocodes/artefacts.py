@@ -104,13 +104,18 @@ def has_rows(rows: Rows) -> bool:
     return any(rows[key] for key in rows if key != "sip_interface")
 
 
+def texts_of_rows(rows: Rows, identity: t.Mapping[str, t.Any], index_base: int) -> dict[str, str]:
+    """Our rows on a device as the artefacts' texts (the header names the identity the inventory gives it)."""
+    script, _steps = change_script(empty_rows(), rows)
+    return {INI: header(identity, index_base) + ini.ini_from_rows(rows), CLI: script}
+
+
 def deployed_texts(device_ini: str, identity: t.Mapping[str, t.Any], index_base: int) -> dict[str, t.Optional[str]]:
     """What the device holds, as the artefacts' names: None for both when it holds no row of ours."""
     rows = owned_rows(ini.rows_from_ini(device_ini), index_base)
     if not has_rows(rows):
         return {INI: None, CLI: None}
-    script, _steps = change_script(empty_rows(), rows)
-    return {INI: header(identity, index_base) + ini.ini_from_rows(rows), CLI: script}
+    return dict(texts_of_rows(rows, identity, index_base))
 
 
 def state_from_texts(texts: t.Mapping[str, t.Optional[str]]) -> t.Optional[dict[str, t.Any]]:
@@ -122,4 +127,4 @@ def state_from_texts(texts: t.Mapping[str, t.Optional[str]]) -> t.Optional[dict[
 
 
 __all__ = ["CLI", "INI", "NAMES", "RenderError", "deployed_texts", "from_texts", "header", "meta", "render_artefacts",
-           "renderer_settings", "state_from_texts", "to_texts"]
+           "renderer_settings", "state_from_texts", "texts_of_rows", "to_texts"]

@@ -26,6 +26,8 @@ import time
 import typing as t
 import urllib.parse
 
+from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.platform import DEFAULT_STATE_DIR
+
 KEEP = 20
 HOLD = "hold"
 HOLD_STALE_S = 6 * 3600  # a hold older than a migration can take was left by a run that died
@@ -40,7 +42,7 @@ def device_dir(options: t.Mapping[str, t.Any]) -> str:
     """The device's directory (created 0700); refused when it, or ``state_dir``, is a link or not ours."""
     parsed = urllib.parse.urlsplit(str(options["url"]))
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", "%s_%s" % (parsed.hostname or "device", parsed.port or 443))
-    root = os.path.expanduser(str(options.get("state_dir") or "~/.local/state/commsgw-routing/audiocodes"))
+    root = os.path.expanduser(str(options.get("state_dir") or DEFAULT_STATE_DIR))
     os.makedirs(root, mode=0o700, exist_ok=True)
     path = os.path.join(root, name)
     try:

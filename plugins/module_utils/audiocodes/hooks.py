@@ -17,7 +17,9 @@ import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes import api, artefacts, backups, ini, readback
 from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.platform import NAME
+from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.render import CONTINUE_NAME
 from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.rows import Rows, owned_rows
+from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.settings import DEFAULT_INDEX_BASE
 from ansible_collections.commsgw.routing.plugins.module_utils.probe.view import SbcDestination, SbcView
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.contract import PeerStateError
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.readback import ReadbackError, sha256_text
@@ -47,7 +49,7 @@ def identity(options: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
 
 
 def _base(options: t.Mapping[str, t.Any]) -> int:
-    return int(options.get("index_base") or 100)
+    return int(options.get("index_base") or DEFAULT_INDEX_BASE)
 
 
 def _device_ini(options: t.Mapping[str, t.Any]) -> str:
@@ -89,7 +91,7 @@ def configured_peers(rows: Rows) -> list[dict[str, t.Any]]:
     peers = []
     for index, row in sorted(rows["proxy_ip"].items()):
         name = str(names.get(index[0]) or "")
-        if not name.startswith(("CGW-ACG-", "CGW-MCP-")) or name == "CGW-MCP-CONT":
+        if not name.startswith(("CGW-ACG-", "CGW-MCP-")) or name == CONTINUE_NAME:
             continue
         host, _sep, port = str(row.get("proxy-address", "")).rpartition(":")
         transport = str(row.get("transport-type") or "udp")
@@ -101,33 +103,37 @@ def configured_peers(rows: Rows) -> list[dict[str, t.Any]]:
 
 
 def _answer_base(texts: t.Mapping[str, t.Optional[str]]) -> int:
-    return int((artefacts.meta(texts.get(artefacts.INI)) or {}).get("index_base") or 100)
+    return int((artefacts.meta(texts.get(artefacts.INI)) or {}).get("index_base") or DEFAULT_INDEX_BASE)
 
 
-def runtime_state(texts: t.Mapping[str, t.Optional[str]], answers: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
-    """The device runs what it holds (an incremental script applies at once): its running regions, ACL and MCP
-    are those of its ini, its peers are the configured Proxy Addresses (state unknown)."""
-    rows = device_rows(str(answers.get(INI_QUERY) or ""), _answer_base(texts))
+def _runtime(rows: Rows) -> dict[str, t.Any]:
     held = readback.state_from_rows(rows, {}) if artefacts.has_rows(rows) else None
     return {"regions": held["regions"] if held else None, "acl": held["acl"] if held else None,
             "mcp": held["mcp"] if held else None, "peers": configured_peers(rows)}
 
 
+def runtime_state(texts: t.Mapping[str, t.Optional[str]], answers: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+    """The device runs what it holds (an incremental script applies at once): its running regions, ACL and MCP
+    are those of its ini, its peers are the configured Proxy Addresses (state unknown)."""
+    return _runtime(device_rows(str(answers.get(INI_QUERY) or ""), _answer_base(texts)))
+
+
 def runtime_peers(answers: t.Mapping[str, t.Any]) -> list[SbcDestination]:
-    return [SbcDestination(**peer) for peer in configured_peers(device_rows(str(answers.get(INI_QUERY) or ""), 100))]
+    rows = device_rows(str(answers.get(INI_QUERY) or ""), DEFAULT_INDEX_BASE)
+    return [SbcDestination(**peer) for peer in configured_peers(rows)]
 
 
 def read_state(options: t.Mapping[str, t.Any], runtime: bool = True) -> t.Optional[dict[str, t.Any]]:
-    device_ini = _device_ini(options)
-    texts = artefacts.deployed_texts(device_ini, identity(options), _base(options))
-    state = artefacts.state_from_texts(texts)
-    if state is None:
+    """One read of the device's ini: what it holds (our rows, in plan terms) and, the same rows, what it runs."""
+    rows = device_rows(_device_ini(options), _base(options))
+    if not artefacts.has_rows(rows):
         return None
+    state = readback.state_from_rows(rows, identity(options))
+    texts = artefacts.texts_of_rows(rows, identity(options), _base(options))
     state.update(platform=NAME, artefacts={name: sha256_text(text) for name, text in texts.items()}, pending=None,
                  runtime=None)
     if runtime:
-        state["runtime"] = dict(runtime_state(texts, {INI_QUERY: device_ini}),
-                                source="api %s (%s)" % (options["url"], INI_QUERY), errors=[])
+        state["runtime"] = dict(_runtime(rows), source="api %s (%s)" % (options["url"], INI_QUERY), errors=[])
     return state
 
 

@@ -40,14 +40,14 @@ from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.render_
     classification_rows, manipulation_rows, routing_rows)
 from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.rows import (
     RenderError, Rows, change_script, checked, empty_rows, target_of)
+from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.settings import (
+    DEFAULT_INDEX_BASE, MAX_INDEX_BASE)
 
 CORE_NAME = "CGW-CORE"
 CONTINUE_NAME = "CGW-MCP-CONT"
 ACG_RETRY_SET = "CGW-ACG-RETRY"
 MCP_RETRY_SET = "CGW-MCP-RETRY"
 LIMITS_POLICY = "CGW-LIMITS"
-DEFAULT_INDEX_BASE = 100
-MAX_INDEX_BASE = 4000
 # Release causes the keyword set of rel-cause-code offers for the plan's retry codes.
 REL_CAUSE = {408: "408-req-timeout", 503: "503-service-unavail", 504: "504-server-timeout"}
 

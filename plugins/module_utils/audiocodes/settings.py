@@ -30,7 +30,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.sbc.fields import 
 FIELDS = ("api_url", "api_username", "api_ca_path", "api_validate_certs", "sip_interfaces", "tls_context",
           "index_base")
 DEFAULT_INDEX_BASE = 100
-MAX_INDEX_BASE = 4000  # the renderer's bound (render.MAX_INDEX_BASE): room for every owned row above it
+MAX_INDEX_BASE = 4000  # the renderer's bound too: room for every owned row above it
 # The device's name columns (IP Group, Proxy Set, TLS Context, SIP Interface): up to 40 characters of these
 # (docs/platforms/audiocodes.md, grammar table: "name").
 _NAME = re.compile(r"\A[A-Za-z0-9_.-]{1,40}\Z")
