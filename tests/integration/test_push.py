@@ -5,7 +5,8 @@
 
 One SBC on loopback (address block 127.0.212-234.x, this module's own), a real DNS server (Knot via
 tests/harness/dns.py) answering the lab SRV record. Scenarios, in order, on the same SBC:
-first onboard starts it; a second run changes nothing; check mode shows the peer-list diff and
+first onboard starts it; a second run changes nothing, and skips the push until a hand edit or a stopped
+Kamailio needs it (issue 25 item 2); check mode shows the peer-list diff and
 changes nothing; a changed peer list is reloaded without a restart (same PID); a config that
 cannot start is rejected and the running SBC keeps serving. Issue 21: a peer list whose reload fails
 is rolled back with a reload in the same process; a push onto a full disk (a tiny tmpfs mounted over
@@ -144,6 +145,34 @@ def test_second_run_changes_nothing(sbc: Sbc) -> None:
     out = _play(["playbooks/onboard.yml"], sbc.inventory).stdout
     assert _recap(out, "sbc-push")["changed"] == 0, out[-3000:]
     assert sbc.pid() == pid
+
+
+SKIPPED_PUSH = re.compile(r"TASK \[commsgw\.routing\.kamailio : Note a push that had nothing to do\][^\n]*\nok: \[sbc-push\]")
+PUSH_STEP = "TASK [commsgw.routing.kamailio : Install the configuration once a candidate"
+
+
+def test_a_re_run_skips_the_push_until_a_hand_edit_or_a_stopped_kamailio_needs_it(sbc: Sbc) -> None:
+    # Issue 25 item 2: nothing changed since the last push, so the re-run reads once and skips the push.
+    out = _play(["playbooks/onboard.yml"], sbc.inventory).stdout
+    assert SKIPPED_PUSH.search(out) and PUSH_STEP not in out, out[-3000:]
+    assert _recap(out, "sbc-push")["changed"] == 0
+    # A hand edit and a Kamailio that was stopped: check mode finds the edit (and changes nothing) ...
+    rendered = (sbc.etc / "kamailio.cfg").read_text()
+    with open(sbc.etc / "kamailio.cfg", "a", encoding="utf-8") as handle:
+        handle.write("# hand edit\n")
+    sbc.stop()
+    out = _play(["playbooks/onboard.yml", "--check", "--diff", "-e", "commsgw_onboard_probe=false"], sbc.inventory).stdout
+    assert not SKIPPED_PUSH.search(out) and PUSH_STEP in out, out[-3000:]
+    assert re.search(r"^-# hand edit$", out, re.MULTILINE), out[-3000:]
+    assert (sbc.etc / "kamailio.cfg").read_text().endswith("# hand edit\n")
+    # ... and the run repairs both, then the next run skips again.
+    out = _play(["playbooks/onboard.yml"], sbc.inventory).stdout
+    assert _recap(out, "sbc-push")["changed"] >= 2 and PUSH_STEP in out, out[-3000:]
+    assert (sbc.etc / "kamailio.cfg").read_text() == rendered
+    assert os.path.exists("/proc/%d" % sbc.pid())
+    assert _options("127.0.212.9", ACG) == "SIP/2.0 200 OK"
+    out = _play(["playbooks/onboard.yml", "-e", "commsgw_onboard_probe=false"], sbc.inventory).stdout
+    assert SKIPPED_PUSH.search(out) and _recap(out, "sbc-push")["changed"] == 0, out[-3000:]
 
 
 def test_check_mode_shows_the_diff_and_changes_nothing(sbc: Sbc) -> None:

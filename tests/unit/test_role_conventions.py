@@ -12,10 +12,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import typing as t
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.harness.tools import module_docs
@@ -101,3 +103,98 @@ def test_every_entry_point_in_use_has_an_argument_spec() -> None:
         assert (ROLE / "tasks" / ("%s.yml" % name)).exists(), name
         assert specs[name].get("options"), name
     assert specs["render"]["options"]["kamailio_plan"]["required"] is True
+
+
+# Issue 25 item 2: a re-run skips the push when kamailio_converged finds every managed path as the last push
+# recorded it. A path the push writes that is not fingerprinted would let a hand edit there go unrepaired.
+_PATH_MODULES = {"ansible.builtin.file": "path", "ansible.builtin.copy": "dest", "ansible.builtin.template": "dest"}
+_PUSH_TASK_FILES = ("push.yml", "refresher.yml", "refresher_account.yml")
+
+
+def _role_variables(manager: str, rootfs: str) -> dict[str, t.Any]:
+    variables: dict[str, t.Any] = {}
+    for path in (ROLE / "defaults" / "main.yml", ROLE / "vars" / "main.yml"):
+        variables.update(yaml.safe_load(path.read_text()))
+    variables.update({
+        "commsgw_sbc": {"config_dir": "/srv/sbc/etc", "tls": {"certificate": "/srv/pki/sbc.pem",
+                                                              "private_key": "/srv/pki/sbc.key",
+                                                              "ca_bundle": "/srv/pki/ca.pem"}},
+        "commsgw_sbc_artefacts": {"kamailio.cfg": "shm_mem_size=256\n", "commsgw-srv.json": "{}", "tls.cfg": ""},
+        "kamailio_service_manager": manager, "kamailio_rootfs": rootfs, "kamailio_tls_chain_ca": "/srv/pki/root.pem",
+        "ansible_check_mode": False})
+    return variables
+
+
+def _guarded_tasks(items: t.Any, inherited: t.Sequence[t.Any]) -> t.Iterator[tuple[dict[str, t.Any], list[t.Any]]]:
+    """(task, every ``when`` condition over it, its blocks' included) for every task."""
+    for item in items or []:
+        when = item.get("when", [])
+        conditions = list(inherited) + (when if isinstance(when, list) else [when])
+        if "block" in item:
+            for key in ("block", "rescue", "always"):
+                yield from _guarded_tasks(item.get(key), conditions)
+        else:
+            yield item, conditions
+
+
+def _covered(path: str, args: t.Mapping[str, t.Any]) -> bool:
+    if path in args["content"] or path in args["meta"] or path in args["listed"]:
+        return True
+    return (any(path.startswith(top.rstrip("/") + "/") for top in args["content"])
+            or os.path.dirname(path) in args["listed"])
+
+
+@pytest.mark.parametrize("manager,rootfs", [("systemd", ""), ("process", ""), ("process", "/srv/rootfs")])
+def test_every_path_the_push_writes_is_fingerprinted_for_the_re_run(manager: str, rootfs: str) -> None:
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    try:  # ansible-core 2.19 templates only trusted strings (data read with yaml.safe_load is not)
+        from ansible.template import trust_as_template
+    except ImportError:  # older ansible-core templates every string
+
+        def trust_as_template(value: t.Any) -> t.Any:
+            return value
+
+    def trusted(value: t.Any) -> t.Any:
+        if isinstance(value, str):
+            return trust_as_template(value)
+        if isinstance(value, dict):
+            return {key: trusted(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [trusted(item) for item in value]
+        return value
+
+    templar = Templar(loader=DataLoader(), variables=trusted(_role_variables(manager, rootfs)))
+    args = {key: templar.template(trusted(value)) for key, value in
+            yaml.safe_load((ROLE / "vars" / "main.yml").read_text())["kamailio_converged_defaults"].items()}
+
+    def may_run(conditions: t.Sequence[t.Any]) -> bool:
+        for condition in conditions:
+            try:
+                if not templar.template(trust_as_template("{{ (%s) | bool }}" % condition)):
+                    return False
+            # A registered result (undefined here) is decided at run time: the task may run.
+            except Exception:  # pylint: disable=broad-except
+                continue
+        return True
+
+    written = []
+    for name in _PUSH_TASK_FILES:
+        for task, conditions in _guarded_tasks(yaml.safe_load((ROLE / "tasks" / name).read_text()), []):
+            for module, key in _PATH_MODULES.items():
+                if module not in task or not may_run(conditions):
+                    continue
+                items = task["loop"] if isinstance(task.get("loop"), list) else [{"name": "kamailio/refresher.py"}]
+                for item in items:
+                    templar.available_variables = dict(templar.available_variables, item=trusted(item))
+                    written.append((name, task["name"], os.path.normpath(templar.template(trusted(task[module][key])))))
+    assert len(written) >= 15, written
+    missing = [entry for entry in written if not _covered(entry[2], args)]
+    assert not missing, "written by the push, not fingerprinted by kamailio_converged_defaults: %s" % missing
+    # Accounts (group/user tasks) are /etc/passwd and /etc/group; the SBC's TLS files are read by the preflight.
+    assert {"/etc/passwd", "/etc/group", "/srv/pki/sbc.key", "/srv/pki/root.pem"} <= set(args["content"])
+    if manager == "systemd":
+        assert args["active_units"] == ["kamailio.service", "commsgw-srv-refresh.timer"]
+    else:
+        assert [p["program"] for p in args["processes"]] == ["kamailio", "python"]
