@@ -9,9 +9,12 @@ class ModuleDocFragment:
     DOCUMENTATION = r"""
 options:
   hosts:
-    description: Host name to that host's commsgw variables, as returned by the P(commsgw.routing.sbc_facts#filter) filter.
+    description:
+      - Host name to that host's commsgw variables, as returned by the P(commsgw.routing.sbc_facts#filter) filter.
+      - When omitted, the module (it runs in the controller's process) reads them itself from every host of the
+        inventory, as C(hostvars | commsgw.routing.sbc_facts(groups['all'])) would, without templating them
+        into the task's arguments (faster on large inventories).
     type: dict
-    required: true
 """
 
     # commsgw.routing.inventory.sbc_settings

@@ -38,30 +38,7 @@ _value:
   type: dict
 """
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.commsgw.routing.plugins.plugin_utils.site_groups import site_groups
-
-SBC_VARS = ("commsgw_deployment", "commsgw_site", "commsgw_sbc_platform", "commsgw_sbc",
-            # DNS settings may live in the deployment's group_vars, which only its hosts see.
-            "commsgw_dns_nameservers", "commsgw_dns_port", "commsgw_dns_timeout")
-
-
-def sbc_facts(hostvars, hosts):
-    if not isinstance(hosts, (list, tuple)):
-        raise AnsibleFilterError("sbc_facts expects a list of host names, got %s" % type(hosts).__name__)
-    facts = {}
-    group_vars = {}
-    for host in hosts:
-        variables = hostvars[host]
-        if "commsgw_deployment" not in variables:
-            continue
-        facts[host] = {name: variables[name] for name in SBC_VARS if name in variables}
-        # Several groups setting different sites: hostvars only show the one Ansible merged last.
-        groups = site_groups(hostvars, host, group_vars)
-        if len({repr(site) for site in groups.values()}) > 1:
-            facts[host]["commsgw_site_groups"] = groups
-    return facts
+from ansible_collections.commsgw.routing.plugins.plugin_utils.sbc_facts import sbc_facts
 
 
 class FilterModule:

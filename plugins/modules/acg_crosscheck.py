@@ -83,7 +83,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.core.controller_mo
 from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import failing_result
 
 ARGUMENT_SPEC = {
-    "hosts": {"type": "dict", "required": True},
+    "hosts": {"type": "dict"},
     "resource": {"type": "dict", "required": True},
     "deployment": {"type": "str"},
     "fail_on_warnings": {"type": "bool", "default": False},

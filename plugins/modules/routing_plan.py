@@ -103,7 +103,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.srv.recorded impor
 
 
 ARGUMENT_SPEC = {
-    "hosts": {"type": "dict", "required": True},
+    "hosts": {"type": "dict"},
     "require_sbc_settings": {"type": "bool", "default": False},
     "resolved": {"type": "dict", "default": {}},
     "srv_answers": {"type": "path"},

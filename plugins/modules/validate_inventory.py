@@ -90,7 +90,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.inventory.hosts im
 
 
 ARGUMENT_SPEC = {
-    "hosts": {"type": "dict", "required": True},
+    "hosts": {"type": "dict"},
     "require_sbc_settings": {"type": "bool", "default": False},
     "fail_on_warnings": {"type": "bool", "default": False},
     "dns_defaults": {"type": "dict", "default": {}},

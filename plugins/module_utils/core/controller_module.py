@@ -14,6 +14,8 @@ from ansible.module_utils.basic import AnsibleModule
 def run_outcome_module(argument_spec: dict[str, t.Any],
                        outcome: t.Callable[[dict[str, t.Any]], tuple[bool, dict[str, t.Any]]]) -> None:
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    if "hosts" in argument_spec and module.params["hosts"] is None:  # the action plugin reads them otherwise
+        module.fail_json(msg="hosts: required when the module runs outside the controller (without its action plugin)")
     failed, result = outcome(module.params)
     for line in result.pop("warnings", []):  # the action plugin returns them as result warnings instead
         module.warn(line)

@@ -12,9 +12,11 @@ tells NXDOMAIN, no answer, timeout and SERVFAIL apart: a lookup never "succeeds"
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import ipaddress
 import random
 import re
+import sys
 import typing as t
 
 
@@ -23,18 +25,25 @@ def normalise_fqdn(value: str) -> str:
     return (value[:-1] if value.endswith(".") else value).lower()
 
 
-# Modules report a missing dnspython with missing_required_lib(); importing this file must not fail.
-try:
-    import dns.exception
+# Modules report a missing dnspython with missing_required_lib(); importing this file must not fail. dnspython is
+# imported on first use (_dns): validating and planning use this file's names and checks, never a resolver, and
+# importing dnspython cost validate.yml 40 ms (issue 25 item 4).
+HAS_DNSPYTHON = importlib.util.find_spec("dns") is not None
+DNSPYTHON_IMPORT_ERROR: t.Optional[BaseException] = (
+    None if HAS_DNSPYTHON else ImportError("No module named 'dns' (dnspython)"))
+if t.TYPE_CHECKING:  # pragma: no cover
+    import dns.resolver
+
+
+def _dns() -> t.Any:
+    """The dnspython package with the modules this file uses imported."""
+    import dns.exception  # pylint: disable=redefined-outer-name
     import dns.name
     import dns.rcode
     import dns.rdatatype
     import dns.resolver
-    HAS_DNSPYTHON = True
-    DNSPYTHON_IMPORT_ERROR: t.Optional[BaseException] = None
-except ImportError as exc:  # pragma: no cover - exercised only where dnspython is absent
-    HAS_DNSPYTHON = False
-    DNSPYTHON_IMPORT_ERROR = exc
+    return dns
+
 
 # DnsLookupError.kind values.
 NXDOMAIN = "nxdomain"
@@ -110,6 +119,7 @@ class ResolverSettings:
     def resolver(self) -> "dns.resolver.Resolver":
         if not HAS_DNSPYTHON:
             raise RuntimeError("dnspython is required for SRV lookups: %s" % DNSPYTHON_IMPORT_ERROR)
+        dns = _dns()  # pylint: disable=redefined-outer-name
         if self.nameservers:
             resolver = dns.resolver.Resolver(configure=False)
             resolver.nameservers = list(self.nameservers)
@@ -196,6 +206,7 @@ def host_name_problem(labels: t.Sequence[bytes]) -> t.Optional[str]:
 
 def lookup(resolver: "dns.resolver.Resolver", name: str, rdtype: str, where: str) -> "dns.resolver.Answer":
     """One query; every failure becomes a DnsLookupError with a distinct kind."""
+    dns = _dns()  # pylint: disable=redefined-outer-name
     try:
         return resolver.resolve(name, rdtype, search=False)
     except dns.resolver.NXDOMAIN:
@@ -308,7 +319,8 @@ def check_record(name: str, where: str, records: t.Sequence[tuple[int, int, int,
 
 def _labels(target: t.Any) -> list[bytes]:
     """The labels of a target name without the root label (empty: the root '.')."""
-    if HAS_DNSPYTHON and isinstance(target, dns.name.Name):
+    names = sys.modules.get("dns.name")  # a dns.name.Name comes only from a lookup, which imported it
+    if names is not None and isinstance(target, names.Name):
         labels = list(target.labels)
     else:  # text from a plan or saved state: only plain names can come back valid from here
         text = str(target)
