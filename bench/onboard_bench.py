@@ -10,11 +10,14 @@ mutual TLS served by the simulated ACG (tests/harness/acg_sim.py) on bridge addr
 the live probe on. The hosts are split evenly over the sites amsterdam and dublin.
 
 For each host count a fresh lab is booted per serial mode: ``serial 1`` (the default the README documents,
-one SBC at a time) and, unless --no-all-at-once, ``-e commsgw_onboard_serial=N`` (all at once). In each lab:
+one SBC at a time) and, unless --no-all-at-once, ``-e commsgw_onboard_serial=N`` (all at once, --forks N;
+--only-all-at-once skips serial 1: the fleet figures of issue 25 item 3). In each lab:
   * baseline: a trivial playbook over SSH with become (no facts, one ``command: true``) on the same hosts
     with the same serial, median of --runs: the cost of reaching the hosts at all;
   * first run of playbooks/onboard.yml on the fresh hosts, then --runs re-runs (median; must change nothing).
-The table gives wall s, s per SBC and the ratio to the baseline; also boot-to-ready of each lab.
+The table gives wall s, s per SBC, the ratio to the baseline and the controller's CPU per SBC (ansible-playbook,
+its forks and their ssh clients); also boot-to-ready of each lab, and with several host counts all at once the
+largest fleet's first run against the smallest's.
 Uses its own bridge (cgwbench0) and subnet (10.215.0.0/24), so it runs beside the integration tests.
 Run as root:
   ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_COLLECTIONS_PATH=$PWD/.collections \\
@@ -77,14 +80,15 @@ class Row:
     wall_s: float
     baseline_s: float
     changed: int
+    cpu_s: float  # the controller's CPU (ansible-playbook, its forks, their ssh clients: user + system)
 
     def format(self) -> str:
-        return "%5d  %-6s  %-6s  %7.1f  %7.1f  %10.2f  %6.1fx  %7d" % (
+        return "%5d  %-6s  %-6s  %7.1f  %7.1f  %10.2f  %6.1fx  %7d  %13.2f" % (
             self.hosts, self.serial, self.mode, self.wall_s, self.wall_s / self.hosts, self.baseline_s,
-            self.wall_s / self.baseline_s, self.changed)
+            self.wall_s / self.baseline_s, self.changed, self.cpu_s / self.hosts)
 
 
-HEADER = "hosts  serial  mode     wall s  s / SBC  baseline s   ratio  changed"
+HEADER = "hosts  serial  mode     wall s  s / SBC  baseline s   ratio  changed  ctl CPU s/SBC"
 
 
 class _TlsInstaller:
@@ -119,19 +123,22 @@ def guests(count: int) -> dict[str, list[Guest]]:
 
 
 def run_playbook(inventory: Path, playbook: Path, serial: int, timeout: float,
-                 extra: t.Sequence[str] = ()) -> tuple[float, str]:
-    """ansible-playbook with --forks serial; (wall seconds, stdout). Raises when it fails."""
+                 extra: t.Sequence[str] = ()) -> tuple[float, str, float]:
+    """ansible-playbook with --forks serial; (wall seconds, stdout, controller CPU seconds). Raises when it fails."""
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), str(playbook),
            "--forks", str(max(serial, 1)), *extra]
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_HOST_KEY_CHECKING="False")
+    before = os.times()
     started = time.monotonic()
     proc = subprocess.run(cmd, cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=timeout, check=False)
     wall = time.monotonic() - started
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     if proc.returncode != 0:
         raise RuntimeError("%s failed (%d) after %.1f s:\n%s\n%s"
                            % (" ".join(cmd[3:]), proc.returncode, wall, proc.stdout[-6000:], proc.stderr[-2000:]))
-    return wall, proc.stdout
+    return wall, proc.stdout, cpu
 
 
 def measure(count: int, serial: int, runs: int, tmp: Path) -> tuple[float, list[Row]]:
@@ -169,13 +176,14 @@ def measure(count: int, serial: int, runs: int, tmp: Path) -> tuple[float, list[
             timeout = PLAYBOOK_BASE_TIMEOUT_S + PLAYBOOK_PER_SBC_TIMEOUT_S * count
             extra = [] if serial == 1 else ["-e", "commsgw_onboard_serial=%d" % serial]
             onboard = ROOT / "playbooks" / "onboard.yml"
-            first_s, out = run_playbook(inventory, onboard, serial, timeout, extra)
+            first_s, out, first_cpu = run_playbook(inventory, onboard, serial, timeout, extra)
             _check_probe(out, members)
-            rows = [Row(count, label, "first", first_s, baseline, _changed(out, members))]
+            rows = [Row(count, label, "first", first_s, baseline, _changed(out, members), first_cpu)]
             reruns = [run_playbook(inventory, onboard, serial, timeout, extra) for dummy in range(runs)]
-            changed = max(_changed(rerun_out, members) for dummy, rerun_out in reruns)
-            rerun_s = statistics.median(seconds for seconds, dummy in reruns)
-            rows.append(Row(count, label, "re-run", rerun_s, baseline, changed))
+            changed = max(_changed(rerun_out, members) for dummy, rerun_out, dummy_cpu in reruns)
+            rerun_s = statistics.median(seconds for seconds, dummy, dummy_cpu in reruns)
+            rerun_cpu = statistics.median(cpu for dummy, dummy_out, cpu in reruns)
+            rows.append(Row(count, label, "re-run", rerun_s, baseline, changed, rerun_cpu))
             return ready_s, rows
         finally:
             sim.stop()
@@ -196,8 +204,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--hosts", type=int, nargs="+", default=[2, 8], help="SBC host counts (default 2 8)")
     parser.add_argument("--runs", type=int, default=1, help="baseline rounds and re-runs, median (default 1)")
-    parser.add_argument("--no-all-at-once", action="store_true",
-                        help="only serial 1, skip -e commsgw_onboard_serial=N")
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument("--no-all-at-once", action="store_true",
+                       help="only serial 1, skip -e commsgw_onboard_serial=N")
+    modes.add_argument("--only-all-at-once", action="store_true",
+                       help="only -e commsgw_onboard_serial=N with --forks N (the fleet figures), skip serial 1")
     args = parser.parse_args()
     if any(count < 2 or count > 60 for count in args.hosts) or args.runs < 1:
         parser.error("--hosts: 2..60 each; --runs >= 1")
@@ -206,7 +217,7 @@ def main() -> None:
     boots: list[str] = []
     with tempfile.TemporaryDirectory(prefix="onboard-bench-") as tmp:
         for count in args.hosts:
-            for serial in [1] if args.no_all_at_once else [1, count]:
+            for serial in [1] if args.no_all_at_once else [count] if args.only_all_at_once else [1, count]:
                 ready_s, measured = measure(count, serial, args.runs, Path(tmp))
                 boots.append("%d hosts (serial %s): boot to ready %.1f s" % (count, measured[0].serial, ready_s))
                 for row in measured:
@@ -218,6 +229,11 @@ def main() -> None:
     for row in rows:
         print(row.format())
     print("baseline: trivial playbook over SSH + become, no facts, one command: true, same hosts and serial")
+    fleet = sorted((row.hosts, row.wall_s) for row in rows if row.serial == "all" and row.mode == "first")
+    if len(fleet) > 1:  # issue 25 item 3: the largest fleet's first run against the smallest's, all at once
+        (small, small_s), (large, large_s) = fleet[0], fleet[-1]
+        print("fleet, all at once: first run of %d SBCs %.1f s, of %d SBCs %.1f s: %.2fx (target <= 1.5x)"
+              % (large, large_s, small, small_s, large_s / small_s))
     for line in boots:
         print(line)
 

@@ -107,7 +107,8 @@ def test_every_entry_point_in_use_has_an_argument_spec() -> None:
 
 # Issue 25 item 2: a re-run skips the push when kamailio_converged finds every managed path as the last push
 # recorded it. A path the push writes that is not fingerprinted would let a hand edit there go unrepaired.
-_PATH_MODULES = {"ansible.builtin.file": "path", "ansible.builtin.copy": "dest", "ansible.builtin.template": "dest"}
+_PATH_MODULES = {"ansible.builtin.file": "path", "ansible.builtin.copy": "dest", "ansible.builtin.template": "dest",
+                 "commsgw.routing.sbc_program_files": "dir"}
 _PUSH_TASK_FILES = ("push.yml", "refresher.yml", "refresher_account.yml")
 
 
@@ -189,7 +190,7 @@ def test_every_path_the_push_writes_is_fingerprinted_for_the_re_run(manager: str
                 for item in items:
                     templar.available_variables = dict(templar.available_variables, item=trusted(item))
                     written.append((name, task["name"], os.path.normpath(templar.template(trusted(task[module][key])))))
-    assert len(written) >= 15, written
+    assert len(written) >= 8, written  # the walker found the push's files
     missing = [entry for entry in written if not _covered(entry[2], args)]
     assert not missing, "written by the push, not fingerprinted by kamailio_converged_defaults: %s" % missing
     # Accounts (group/user tasks) are /etc/passwd and /etc/group; the SBC's TLS files are read by the preflight.
