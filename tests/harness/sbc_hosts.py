@@ -220,6 +220,20 @@ class _Supervisor(threading.Thread):
         self.join(5)
 
 
+# Each guest's systemd and its services hold inotify instances of root (systemd, journald, networkd, logind...):
+# Debian's default of 128 per user stops the 17th or so guest at boot ("Failed to allocate manager object: Too
+# many open files"; the fleet bench boots 32). Raised, never lowered, for the machine (root's limit).
+INOTIFY_INSTANCES_FILE = Path("/proc/sys/fs/inotify/max_user_instances")
+INOTIFY_INSTANCES_PER_GUEST = 16
+INOTIFY_INSTANCES_HOST = 256
+
+
+def _raise_inotify_limit(guests: int) -> None:
+    wanted = INOTIFY_INSTANCES_HOST + INOTIFY_INSTANCES_PER_GUEST * guests
+    if int(INOTIFY_INSTANCES_FILE.read_text().strip()) < wanted:
+        INOTIFY_INSTANCES_FILE.write_text("%d\n" % wanted)
+
+
 def _sh(cmd: t.Sequence[str], check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     return subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout, check=check)
 
@@ -341,6 +355,7 @@ class SbcHostLab:
             image, figures = ensure_golden_image(suite, self.cache_dir, self.state_root)
             self.images[suite], self.figures["images"][suite] = image, figures
         self.cleanup_stale()
+        _raise_inotify_limit(len(self.guests))
         self.dir.mkdir(parents=True)
         _sh(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"harness@{self.bridge}", "-f",
              str(self.private_key)])
