@@ -19,7 +19,7 @@ import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.core.safe_files import (
     UnsafePathError, _check_root_only, _open_child_directory, open_root_directory)
-from ansible_collections.commsgw.routing.plugins.module_utils.host.swap import read_file, write_new
+from ansible_collections.commsgw.routing.plugins.module_utils.host.swap import read_file, replace_file
 
 _NAME = re.compile(r"\A[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\Z")
 DIR_MODE = 0o755
@@ -51,7 +51,7 @@ def install(directory: str, files: t.Mapping[str, tuple[bytes, int]], remove: t.
             if parent is None or _differs(parent, os.path.basename(name), data, mode):
                 outcome["changed"].append(name)
                 if not check and parent is not None:
-                    _write(parent, os.path.basename(name), data, mode)
+                    replace_file(parent, os.path.basename(name), data, mode, owner=(0, 0))
         for name in remove:
             parent = _parent(opened, name, directory, what, True)
             if parent is None:
@@ -100,19 +100,3 @@ def _differs(parent: int, leaf: str, data: bytes, mode: int) -> bool:
     if not stat.S_ISREG(info.st_mode) or stat.S_IMODE(info.st_mode) != mode or (info.st_uid, info.st_gid) != (0, 0):
         return True
     return read_file(parent, leaf) != data
-
-
-def _write(parent: int, leaf: str, data: bytes, mode: int) -> None:
-    temp = ".%s.%d" % (leaf, os.getpid())
-    try:
-        os.unlink(temp, dir_fd=parent)
-    except FileNotFoundError:
-        pass
-    write_new(parent, temp, data, mode)
-    fd = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
-    try:
-        os.fchown(fd, 0, 0)
-        os.fchmod(fd, mode)  # exactly, whatever the umask
-    finally:
-        os.close(fd)
-    os.rename(temp, leaf, src_dir_fd=parent, dst_dir_fd=parent)

@@ -30,7 +30,8 @@ import stat
 import time
 import typing as t
 
-from ansible_collections.commsgw.routing.plugins.module_utils.host.swap import read_file, space_problem, write_new
+from ansible_collections.commsgw.routing.plugins.module_utils.host.swap import (
+    read_file, replace_file, space_problem, write_new)
 from ansible_collections.commsgw.routing.plugins.module_utils.core.safe_files import open_root_directory
 
 BACKUPS = "backups"
@@ -267,13 +268,7 @@ def _write_pending(state_fd: int, pending: t.Optional[t.Mapping[str, t.Any]]) ->
         except FileNotFoundError:
             return
     else:
-        temp = ".%s.%d" % (PENDING, os.getpid())
-        try:
-            os.unlink(temp, dir_fd=state_fd)
-        except FileNotFoundError:
-            pass
-        write_new(state_fd, temp, (json.dumps(pending, sort_keys=True) + "\n").encode())
-        os.rename(temp, PENDING, src_dir_fd=state_fd, dst_dir_fd=state_fd)
+        replace_file(state_fd, PENDING, (json.dumps(pending, sort_keys=True) + "\n").encode())
     os.fsync(state_fd)
 
 

@@ -69,6 +69,28 @@ def write_new(dir_fd: int, name: str, data: bytes, mode: int = 0o600) -> None:
         os.close(fd)
 
 
+def replace_file(dir_fd: int, name: str, data: bytes, mode: int = 0o600, owner: t.Optional[tuple[int, int]] = None
+                 ) -> None:
+    """Replace (or create) ``name`` in ``dir_fd`` at once: ``data`` under a temporary name (a stale one from a
+    process that died removed first), fsynced, exactly ``mode`` whatever the umask (and ``owner``, uid and gid),
+    renamed over ``name``. The directory is the caller's to fsync."""
+    temp = ".%s.%d" % (name, os.getpid())
+    try:
+        os.unlink(temp, dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
+    fd = os.open(temp, _STAGE_FLAGS, mode, dir_fd=dir_fd)
+    try:
+        _write_all(fd, data)
+        if owner is not None:
+            os.fchown(fd, *owner)
+        os.fchmod(fd, mode)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:

@@ -30,7 +30,7 @@ import time
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.host.push_state import open_state_dir
-from ansible_collections.commsgw.routing.plugins.module_utils.host.swap import read_file, write_new
+from ansible_collections.commsgw.routing.plugins.module_utils.host.swap import read_file, replace_file
 
 RECORD = "converged.json"
 RECORD_VERSION = 1
@@ -172,14 +172,8 @@ def write_record(state_dir: str, input_digest: str, host: t.Mapping[str, str]) -
     if state_fd is None:  # open_root_directory creates it
         raise OSError("no push state directory %s" % state_dir)
     try:
-        temp = ".%s.%d" % (RECORD, os.getpid())
-        try:
-            os.unlink(temp, dir_fd=state_fd)
-        except FileNotFoundError:
-            pass
         record = {"version": RECORD_VERSION, "input": input_digest, "host": dict(host), "recorded": time.time()}
-        write_new(state_fd, temp, (json.dumps(record, sort_keys=True) + "\n").encode())
-        os.rename(temp, RECORD, src_dir_fd=state_fd, dst_dir_fd=state_fd)
+        replace_file(state_fd, RECORD, (json.dumps(record, sort_keys=True) + "\n").encode())
         os.fsync(state_fd)
     finally:
         os.close(state_fd)
