@@ -407,11 +407,17 @@ def test_calls_flow_through_each_site_to_its_local_region(rig: Rig) -> None:
 
 
 def test_second_run_changes_nothing(rig: Rig) -> None:
+    """And, on the default path (systemd, SSH + become), it skips the push: nothing changed since the last one
+    (issue 25 item 2, docs/rerun.md; -v shows the read's reasons should it not)."""
     pids = {g.name: rig.main_pid(g) for g in (AMS, DUB)}
-    out = _play(rig.inventory, "playbooks/onboard.yml").stdout
+    out = _play(rig.inventory, "playbooks/onboard.yml", "-v").stdout
     for guest in (AMS, DUB):
         assert _recap(out, guest.name)["changed"] == 0, out[-6000:]
         assert rig.main_pid(guest) == pids[guest.name]
+        skipped = re.search(r"TASK \[commsgw\.routing\.kamailio : Note a push that had nothing to do\][^\n]*\n"
+                            r"ok: \[%s\]" % re.escape(guest.name), out)
+        read = out.find("reasons:", out.find("ok: [%s]" % guest.name, out.find("Read the Kamailio version")))
+        assert skipped, "%s: the push ran again; the read said: %s" % (guest.name, out[read:read + 1500])
 
 
 def test_drift_reads_back_in_sync_over_ssh_with_become(rig: Rig) -> None:

@@ -81,10 +81,12 @@ def _ok(lab: SbcHostLab, guest: str, command: str, become: bool = False) -> str:
 
 
 def _fake_crashed_run() -> None:
-    """What a killed run leaves: our bridge, a cgroup dir, a state directory (the lab must clear them)."""
-    subprocess.run(["ip", "link", "add", BRIDGE, "type", "bridge"], check=True, timeout=10)
-    (CGROUP_ROOT / "systemd" / CGROUP_GROUP / BRIDGE / "sbc-trixie" / "payload").mkdir(parents=True)
-    (STATE_DIR / f"sbc-lab-{BRIDGE}" / "sbc-trixie" / "upper").mkdir(parents=True)
+    """What a killed run leaves: our bridge, a cgroup dir, a state directory (the lab must clear them). A run
+    really killed before this one may have left them already."""
+    if not Path("/sys/class/net", BRIDGE).exists():
+        subprocess.run(["ip", "link", "add", BRIDGE, "type", "bridge"], check=True, timeout=10)
+    (CGROUP_ROOT / "systemd" / CGROUP_GROUP / BRIDGE / "sbc-trixie" / "payload").mkdir(parents=True, exist_ok=True)
+    (STATE_DIR / f"sbc-lab-{BRIDGE}" / "sbc-trixie" / "upper").mkdir(parents=True, exist_ok=True)
 
 
 def test_trixie_and_bookworm_guests(tmp_path: Path) -> None:

@@ -36,6 +36,9 @@ RECORD = "converged.json"
 RECORD_VERSION = 1
 MAX_ENTRIES = 5000
 MAX_FILE_BYTES = 64 << 20
+# Entries the push does not manage that appear on their own in a managed tree: Python's byte-code caches next to
+# the refresher's libraries (written when root runs the refresher by hand, say); they follow the sources.
+DERIVED = frozenset({"__pycache__"})
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
@@ -109,6 +112,8 @@ class _Walk:
                 return
             try:
                 for child in sorted(os.listdir(fd)):
+                    if child in DERIVED:
+                        continue
                     self.one(fd, child, path.rstrip("/") + "/" + child, content, recurse, False)
             finally:
                 os.close(fd)
