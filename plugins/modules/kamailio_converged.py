@@ -141,8 +141,10 @@ from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.converged
 
 
 def _lines(module, argv):
-    rc, out, err = module.run_command(argv, environ_update={"LC_ALL": "C"})
-    return [line.strip() for line in out.splitlines()], rc, err
+    """What ``argv`` printed, a line each. Its exit status says less than the lines (systemctl is-active exits
+    non-zero for any unit not active): a line that is not the wanted state, or a missing one, is a reason."""
+    dummy_rc, out, dummy_err = module.run_command(argv, environ_update={"LC_ALL": "C"})
+    return [line.strip() for line in out.splitlines()]
 
 
 def not_ready(module, state_dir):
@@ -173,7 +175,7 @@ def not_ready(module, state_dir):
         for verb, units, wanted in (("is-active", params["active_units"], "active"),
                                     ("is-enabled", params["enabled_units"], "enabled")):
             if units:
-                states, dummy_rc, dummy_err = _lines(module, ["systemctl", verb, "--"] + units)
+                states = _lines(module, ["systemctl", verb, "--"] + units)
                 for unit, unit_state in zip(units, states + [""] * len(units)):
                     if unit_state != wanted:
                         reasons.append("%s is %s, not %s" % (unit, unit_state or "unknown", wanted))
@@ -181,7 +183,7 @@ def not_ready(module, state_dir):
         if process_started_at(process["pid_file"], str(process["program"]).encode()) is None:
             reasons.append("%s (pid file %s) does not run" % (process["program"], process["pid_file"]))
     if params["packages"]:
-        states, dummy_rc, dummy_err = _lines(
+        states = _lines(
             module, ["dpkg-query", "-W", "-f", "${Package} ${db:Status-Status}\\n", "--"] + params["packages"])
         installed = {line.split()[0] for line in states if line.endswith(" installed")}
         reasons.extend("package %s is not installed" % name for name in params["packages"] if name not in installed)

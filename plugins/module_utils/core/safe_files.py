@@ -138,13 +138,12 @@ def open_root_directory(path: str, what: str, mode: int = 0o700, create: bool = 
     try:
         for index, name in enumerate(names):
             last = index == len(names) - 1
-            child = _open_child_directory(fd, name, "/" + "/".join(names[:index + 1]), what,
-                                          (mode if last else 0o755) if create else None)
+            child = open_root_child_directory(fd, name, "/" + "/".join(names[:index + 1]), what,
+                                              (mode if last else 0o755) if create else None, last)
             os.close(fd)
             fd = child
             if fd is None:
                 return None
-            _check_root_only(os.fstat(fd), "/" + "/".join(names[:index + 1]), what, last)
         if names and stat.S_IMODE(os.fstat(fd).st_mode) != mode:
             os.fchmod(fd, mode)
         return fd
@@ -152,6 +151,23 @@ def open_root_directory(path: str, what: str, mode: int = 0o700, create: bool = 
         if fd is not None:
             os.close(fd)
         raise
+
+
+def open_root_child_directory(parent: int, name: str, shown: str, what: str, create_mode: t.Optional[int],
+                              last: bool = True) -> t.Optional[int]:
+    """A descriptor of directory ``name`` in ``parent`` (``shown`` is its path in errors) that no user but root can
+    change: one step of open_root_directory, for a caller that already holds a root-only parent. Created with
+    exactly ``create_mode`` when missing, unless that is None (then None is returned). ``last``: a sticky
+    directory another user may write is refused too (only a directory on the way may be one, like /tmp)."""
+    child = _open_child_directory(parent, name, shown, what, create_mode)
+    if child is None:
+        return None
+    try:
+        _check_root_only(os.fstat(child), shown, what, last)
+    except BaseException:
+        os.close(child)
+        raise
+    return child
 
 
 def _open_child_directory(parent: int, name: str, shown: str, what: str,

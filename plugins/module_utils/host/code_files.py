@@ -18,7 +18,7 @@ import stat
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.core.safe_files import (
-    UnsafePathError, _check_root_only, _open_child_directory, open_root_directory)
+    UnsafePathError, open_root_child_directory, open_root_directory)
 from ansible_collections.commsgw.routing.plugins.module_utils.host.swap import read_file, replace_file
 
 _NAME = re.compile(r"\A[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\Z")
@@ -83,9 +83,8 @@ def _parent(opened: dict[str, t.Optional[int]], name: str, directory: str, what:
             opened[key] = None
             continue
         shown = os.path.join(directory, key)
-        child = _open_child_directory(parent, parts[depth - 1], shown, what, None if check else DIR_MODE)
+        child = open_root_child_directory(parent, parts[depth - 1], shown, what, None if check else DIR_MODE)
         if child is not None:
-            _check_root_only(os.fstat(child), shown, what, True)
             if not check and stat.S_IMODE(os.fstat(child).st_mode) != DIR_MODE:
                 os.fchmod(child, DIR_MODE)
         opened[key] = child

@@ -54,7 +54,8 @@ def _meta(info: os.stat_result) -> str:
 
 
 def _content_digest(parent: int, name: str) -> str:
-    """sha256 of a regular file opened without following a link or waiting on a FIFO; '' when unreadable."""
+    """sha256 of a regular file opened without following a link or waiting on a FIFO; what it is instead when it
+    cannot be read or is no regular file."""
     try:
         fd = os.open(name, _FILE_FLAGS, dir_fd=parent)
     except OSError:
