@@ -146,6 +146,13 @@ def _wait_for(predicate: t.Callable[[], t.Optional[str]], timeout_s: float = 5.0
     raise AssertionError("not seen within %.1f s" % timeout_s)
 
 
+def _owner(path: Path) -> t.Optional[int]:
+    try:
+        return os.stat(path).st_uid
+    except FileNotFoundError:
+        return None
+
+
 def _abstract_reply() -> t.Optional[str]:
     """The client's abstract reply address (``/proc/net/unix`` of this network namespace), as sendto takes it."""
     with open("/proc/self/net/unix", encoding="utf-8", errors="replace") as handle:
@@ -270,8 +277,10 @@ def test_reply_fifo_is_private_to_kamailio(kamailio: t.Any) -> None:
     outcome: dict[str, t.Any] = {}
     with _frozen(kamailio):
         thread = _call_in_thread(RpcEndpoints(None, kamailio.endpoints.fifo, str(kamailio.replies)), outcome)
-        name = _wait_for(lambda: next((n for n in os.listdir(kamailio.replies) if n.startswith("commsgw_rpc_reply_")),
-                                      None))
+        # The client makes the FIFO, then hands it to Kamailio (fchown): wait for the hand-over, not the name,
+        # or the stat can land between the two. A FIFO never handed over fails the wait.
+        name = _wait_for(lambda: next((n for n in os.listdir(kamailio.replies) if n.startswith("commsgw_rpc_reply_")
+                                       and _owner(kamailio.replies / n) == kamailio.uid), None))
         info = os.stat(kamailio.replies / name)
     thread.join(timeout=10)
     assert outcome.get("result", "").startswith("kamailio "), outcome
