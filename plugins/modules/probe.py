@@ -237,7 +237,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.probe.tls import t
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.generic_module import (
     PlatformProblem, main as generic_main, platform_and_options)
 from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import (
-    DNSPYTHON_IMPORT_ERROR, HAS_DNSPYTHON, ResolverSettings)
+    ResolverSettings, dnspython_missing)
 
 NO_VIEW_HINT = " (or none to skip the SBC's view)"
 THRESHOLD_SPEC = {
@@ -300,9 +300,8 @@ ARGUMENT_SPEC = {
 def _problem(params):
     """Bad input named by its option, before anything is probed; None when there is none."""
     plan = params["plan"]
-    if not HAS_DNSPYTHON:
-        from ansible.module_utils.basic import missing_required_lib  # pylint: disable=import-outside-toplevel
-        return "%s (%s)" % (missing_required_lib("dnspython"), DNSPYTHON_IMPORT_ERROR)
+    if dnspython_missing():
+        return dnspython_missing()
     if not isinstance(plan.get("trunk_groups"), list) or "site" not in plan:
         return "plan is not a routing plan (no trunk_groups/site): pass routing_plan's host_plans[inventory_hostname]"
     for name in ("timeout", "dns_timeout"):

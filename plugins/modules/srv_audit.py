@@ -108,12 +108,23 @@ problems:
 """
 
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.commsgw.routing.plugins.module_utils.core.controller_module import run_outcome_module
 from ansible_collections.commsgw.routing.plugins.module_utils.srv.dns_settings import nameserver_problems
 from ansible_collections.commsgw.routing.plugins.module_utils.inventory.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import (
-    ResolverSettings, require_dnspython, resolve_deployment)
+    ResolverSettings, dnspython_missing, resolve_deployment)
 from ansible_collections.commsgw.routing.plugins.module_utils.validation.validate import deployment_label, validate_deployment
+
+
+ARGUMENT_SPEC = {
+    "deployment": {"type": "dict", "required": True},
+    "nameservers": {"type": "list", "elements": "str"},
+    "dns_port": {"type": "int", "default": 53, "aliases": ["port"],
+                 "deprecated_aliases": [{"name": "port", "version": "2.0.0", "collection_name": "commsgw.routing"}]},
+    "dns_timeout": {"type": "float", "default": 2.0, "aliases": ["timeout"],
+                    "deprecated_aliases": [{"name": "timeout", "version": "2.0.0", "collection_name": "commsgw.routing"}]},
+    "check_provisioning_ttl": {"type": "bool", "default": True},
+}
 
 
 def _placeholder_sbcs(raw):
@@ -125,44 +136,33 @@ def _placeholder_sbcs(raw):
             for index, site in enumerate(sites) if isinstance(site, dict)]
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec={
-            "deployment": {"type": "dict", "required": True},
-            "nameservers": {"type": "list", "elements": "str"},
-            "dns_port": {"type": "int", "default": 53, "aliases": ["port"],
-                         "deprecated_aliases": [{"name": "port", "version": "2.0.0", "collection_name": "commsgw.routing"}]},
-            "dns_timeout": {"type": "float", "default": 2.0, "aliases": ["timeout"],
-                            "deprecated_aliases": [{"name": "timeout", "version": "2.0.0",
-                                                    "collection_name": "commsgw.routing"}]},
-            "check_provisioning_ttl": {"type": "bool", "default": True},
-        },
-        supports_check_mode=True,
-    )
-    require_dnspython(module)
-    params = module.params
+def outcome(params):
+    """(failed, result); shared with the controller-side action plugin, which runs it in the controller's own
+    process (the audit always ran on the controller; as a module it cost a Python start and AnsiballZ per run).
+    Ansible shows ``warnings`` once; a failed result lists each problem once, in ``problems``."""
+    missing = dnspython_missing()
+    if missing:
+        return True, {"changed": False, "msg": missing}
     if not 0 < params["dns_port"] < 65536:
-        module.fail_json(msg="dns_port must be 1-65535, got %d" % params["dns_port"])
+        return True, {"changed": False, "msg": "dns_port must be 1-65535, got %d" % params["dns_port"]}
     if not params["dns_timeout"] > 0:
-        module.fail_json(msg="dns_timeout must be positive, got %s" % params["dns_timeout"])
+        return True, {"changed": False, "msg": "dns_timeout must be positive, got %s" % params["dns_timeout"]}
     if params["nameservers"] is not None:
         problems = nameserver_problems(params["nameservers"], "nameservers (commsgw_dns_nameservers)")
         if problems:
-            module.fail_json(msg="; ".join(problems))
+            return True, {"changed": False, "msg": "; ".join(problems)}
 
     raw = params["deployment"]
     deployment, invalid = validate_deployment(raw, _placeholder_sbcs(raw))
     label = deployment_label(raw.get("name"))
-    # Validation advice as Ansible warnings, worded as validate_inventory words them (Ansible shows each once).
-    for finding in invalid.warnings:
-        module.warn("deployment %s: %s" % (label, finding.render()))
-    # A failed result shows each problem once, as a line of problems: Ansible prints msg twice (task error
-    # and result), warnings once (module.warn) and every other key once.
+    # Validation advice worded as validate_inventory words it.
+    shown = ["deployment %s: %s" % (label, finding.render()) for finding in invalid.warnings]
     if invalid.errors:
         lines = [f.render() for f in invalid.errors]
-        module.fail_json(msg="deployment %s does not pass validation (%d error(s), listed once below in problems); "
-                         "fix it before the SRV audit" % (label, len(lines)), answers={},
-                         problems="".join(line + "\n" for line in lines))
+        return True, {"changed": False, "answers": {}, "warnings": shown,
+                      "msg": "deployment %s does not pass validation (%d error(s), listed once below in problems); "
+                             "fix it before the SRV audit" % (label, len(lines)),
+                      "problems": "".join(line + "\n" for line in lines)}
 
     settings = ResolverSettings(nameservers=params["nameservers"] or None, port=params["dns_port"],
                                 timeout_s=params["dns_timeout"])
@@ -170,15 +170,19 @@ def main():
                                            check_provisioning_ttl=params["check_provisioning_ttl"])
     errors = [f.render() for f in findings if f.severity == "error"]
     warnings = [f.render() for f in findings if f.severity == "warning"]
-    for line in warnings:
-        module.warn(line)
+    shown += warnings
     if errors:
-        module.fail_json(msg="SRV audit of deployment %s: %d error(s), listed once below in problems"
-                         % (label, len(errors)), changed=False, answers=answers,
-                         problems="".join(line + "\n" for line in errors))
-    module.exit_json(msg="SRV audit of deployment %s: %d record(s) resolved, %d warning(s)"
-                     % (label, len(answers), len(warnings)), changed=False, answers=answers,
-                     findings=[f.as_dict() for f in findings], errors=errors, warnings_found=warnings)
+        return True, {"changed": False, "answers": answers, "warnings": shown,
+                      "msg": "SRV audit of deployment %s: %d error(s), listed once below in problems" % (label, len(errors)),
+                      "problems": "".join(line + "\n" for line in errors)}
+    return False, {"changed": False, "answers": answers, "warnings": shown,
+                   "msg": "SRV audit of deployment %s: %d record(s) resolved, %d warning(s)"
+                          % (label, len(answers), len(warnings)),
+                   "findings": [f.as_dict() for f in findings], "errors": errors, "warnings_found": warnings}
+
+
+def main():
+    run_outcome_module(ARGUMENT_SPEC, outcome)
 
 
 if __name__ == "__main__":

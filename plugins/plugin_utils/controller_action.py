@@ -39,5 +39,9 @@ class ControllerModuleAction(ActionBase):
             params["hosts"] = sbc_facts(task_vars["hostvars"], list(task_vars["groups"]["all"]))
         failed, values = self.outcome(params)
         result.update(values)
+        # A deprecated alias warns as it does for a module (Ansible shows the result's deprecations).
+        deprecations = list(getattr(validation, "_deprecations", None) or [])
+        if deprecations:
+            result["deprecations"] = result.get("deprecations", []) + deprecations
         result["failed"] = failed
         return result

@@ -7,12 +7,14 @@ and the shared options documented once (plugins/doc_fragments)."""
 from __future__ import annotations
 
 import functools
+import json
+import sys
 import typing as t
 from pathlib import Path
 
 import pytest
 
-from tests.harness.tools import module_docs, run_module
+from tests.harness.tools import module_docs, play, run_module
 
 DOCUMENTED = ("srv_audit", "probe", "kamailio_config", "kamailio_service", "tls_preflight", "migration_wait")
 
@@ -52,6 +54,20 @@ def test_the_old_srv_audit_names_still_work_and_are_deprecated(tmp_path: Path) -
     assert rc != 0 and result["msg"] == "dns_port must be 1-65535, got 0"
     deprecations = str(result.get("deprecations"))  # the entry's shape differs between ansible-core versions
     assert "Alias 'port' is deprecated" in deprecations and "Alias 'timeout' is deprecated" in deprecations
+
+
+def test_the_srv_audit_action_warns_of_the_old_names_like_the_module(tmp_path: Path) -> None:
+    """In a play the audit runs in the controller's process (its action plugin, no AnsiballZ): same words, and the
+    deprecated aliases still warn."""
+    playbook = tmp_path / "audit.yml"
+    playbook.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False, "tasks": [
+        {"commsgw.routing.srv_audit": {"deployment": {}, "port": 0, "timeout": 1.0}}]}]))
+    (tmp_path / "hosts").write_text("localhost ansible_connection=local ansible_python_interpreter=%s\n" % sys.executable)
+    proc = play(tmp_path / "hosts", [str(playbook), "-vvv"], tmp_path, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "dns_port must be 1-65535, got 0" in out, out[-3000:]
+    assert "Alias 'port' is deprecated" in out and "Alias 'timeout' is deprecated" in out, out[-3000:]
+    assert "AnsiballZ_srv_audit" not in out, out[-3000:]
 
 
 def test_the_old_memory_name_still_works(tmp_path: Path) -> None:

@@ -138,12 +138,10 @@ def _expected(kind: str, limits: SrvLimits) -> str:
     return "an SRV record with reachable targets (R-10)"
 
 
-def require_dnspython(module: t.Any) -> None:
-    """Fail an Ansible module the usual way when dnspython is not installed where it runs."""
-    if not HAS_DNSPYTHON:
-        import traceback
-
-        from ansible.module_utils.basic import missing_required_lib
-        module.fail_json(msg=missing_required_lib("dnspython"),
-                         exception="".join(traceback.format_exception_only(type(DNSPYTHON_IMPORT_ERROR),
-                                                                           DNSPYTHON_IMPORT_ERROR)))
+def dnspython_missing() -> str:
+    """Ansible's usual words for a missing dnspython where the code runs, naming the import error; '' when
+    it is installed."""
+    if HAS_DNSPYTHON:
+        return ""
+    from ansible.module_utils.basic import missing_required_lib
+    return "%s (%s)" % (missing_required_lib("dnspython"), DNSPYTHON_IMPORT_ERROR)
