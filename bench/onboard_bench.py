@@ -122,11 +122,11 @@ def guests(count: int) -> dict[str, list[Guest]]:
     return by_site
 
 
-def run_playbook(inventory: Path, playbook: Path, serial: int, timeout: float,
+def run_playbook(inventory: Path, playbook: Path, forks: int, timeout: float,
                  extra: t.Sequence[str] = ()) -> tuple[float, str, float]:
-    """ansible-playbook with --forks serial; (wall seconds, stdout, controller CPU seconds). Raises when it fails."""
+    """ansible-playbook with --forks; (wall seconds, stdout, controller CPU seconds). Raises when it fails."""
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), str(playbook),
-           "--forks", str(max(serial, 1)), *extra]
+           "--forks", str(max(forks, 1)), *extra]
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_HOST_KEY_CHECKING="False")
     before = os.times()
@@ -141,8 +141,10 @@ def run_playbook(inventory: Path, playbook: Path, serial: int, timeout: float,
     return wall, proc.stdout, cpu
 
 
-def measure(count: int, serial: int, runs: int, tmp: Path) -> tuple[float, list[Row]]:
-    """Boot a lab of count hosts, measure baseline, first run and re-runs with serial; (boot-to-ready, rows)."""
+def measure(count: int, serial: int, runs: int, tmp: Path, forks: int = 0) -> tuple[float, list[Row]]:
+    """Boot a lab of count hosts, measure baseline, first run and re-runs with serial and --forks max(serial,
+    forks); (boot-to-ready, rows)."""
+    forks = max(serial, forks)
     sites = guests(count)
     members = [guest for site in SITES for guest in sites[site]]
     facts = deployment()
@@ -170,16 +172,16 @@ def measure(count: int, serial: int, runs: int, tmp: Path) -> tuple[float, list[
             baseline_yml.write_text(json.dumps(BASELINE_PLAYBOOK))
             bare = ["-e", "bench_serial=%d" % serial]
             # One warm-up round so that the first baseline does not pay for cold caches alone.
-            run_playbook(inventory, baseline_yml, serial, BASELINE_TIMEOUT_S, bare)
-            baseline = statistics.median(run_playbook(inventory, baseline_yml, serial, BASELINE_TIMEOUT_S, bare)[0]
+            run_playbook(inventory, baseline_yml, forks, BASELINE_TIMEOUT_S, bare)
+            baseline = statistics.median(run_playbook(inventory, baseline_yml, forks, BASELINE_TIMEOUT_S, bare)[0]
                                          for dummy in range(runs))
             timeout = PLAYBOOK_BASE_TIMEOUT_S + PLAYBOOK_PER_SBC_TIMEOUT_S * count
             extra = [] if serial == 1 else ["-e", "commsgw_onboard_serial=%d" % serial]
             onboard = ROOT / "playbooks" / "onboard.yml"
-            first_s, out, first_cpu = run_playbook(inventory, onboard, serial, timeout, extra)
+            first_s, out, first_cpu = run_playbook(inventory, onboard, forks, timeout, extra)
             _check_probe(out, members)
             rows = [Row(count, label, "first", first_s, baseline, _changed(out, members), first_cpu)]
-            reruns = [run_playbook(inventory, onboard, serial, timeout, extra) for dummy in range(runs)]
+            reruns = [run_playbook(inventory, onboard, forks, timeout, extra) for dummy in range(runs)]
             changed = max(_changed(rerun_out, members) for dummy, rerun_out, dummy_cpu in reruns)
             rerun_s = statistics.median(seconds for seconds, dummy, dummy_cpu in reruns)
             rerun_cpu = statistics.median(cpu for dummy, dummy_out, cpu in reruns)
@@ -209,6 +211,9 @@ def main() -> None:
                        help="only serial 1, skip -e commsgw_onboard_serial=N")
     modes.add_argument("--only-all-at-once", action="store_true",
                        help="only -e commsgw_onboard_serial=N with --forks N (the fleet figures), skip serial 1")
+    parser.add_argument("--forks", type=int, default=0,
+                        help="--forks of every playbook, at least the serial (default: the serial, so serial 1 runs "
+                             "the probe play one SBC at a time too; 5 is Ansible's own default)")
     args = parser.parse_args()
     if any(count < 2 or count > 60 for count in args.hosts) or args.runs < 1:
         parser.error("--hosts: 2..60 each; --runs >= 1")
@@ -218,13 +223,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="onboard-bench-") as tmp:
         for count in args.hosts:
             for serial in [1] if args.no_all_at_once else [count] if args.only_all_at_once else [1, count]:
-                ready_s, measured = measure(count, serial, args.runs, Path(tmp))
+                ready_s, measured = measure(count, serial, args.runs, Path(tmp), args.forks)
                 boots.append("%d hosts (serial %s): boot to ready %.1f s" % (count, measured[0].serial, ready_s))
                 for row in measured:
                     print(row.format(), flush=True)
                 rows.extend(measured)
     print("\nonboard.yml over SSH + become, Debian 13, production 2 regions / 2 sites, TLS, probe on "
-          "(re-run and baseline: median of %d)" % args.runs)
+          "(re-run and baseline: median of %d; --forks %s)"
+          % (args.runs, "the serial" if args.forks <= 1 else "max(serial, %d)" % args.forks))
     print(HEADER)
     for row in rows:
         print(row.format())
