@@ -32,6 +32,13 @@ options:
     type: list
     elements: str
     default: []
+  prune:
+    description:
+      - Relative directories whose C(*.py) files not among O(files) are removed (libraries an older release shipped
+        and this one does not), at any depth; C(__pycache__) is not entered.
+    type: list
+    elements: str
+    default: []
 attributes:
   check_mode:
     description: Reports what would be written or removed; changes nothing.
@@ -49,6 +56,13 @@ EXAMPLES = r"""
       - {name: commsgw-srv-refresh, content: "{{ lookup('ansible.builtin.file', 'commsgw-srv-refresh.py') }}", mode: "0755"}
     remove: [refresher.py]
   become: true
+
+- name: Install a program with its collection-shaped libraries, removing the ones it no longer ships
+  commsgw.routing.sbc_program_files:
+    dir: /usr/local/lib/commsgw-probe-exporter
+    files: "{{ query('commsgw.routing.shipped_code', 'exporter.main', layout='collection') | map('combine', {'mode': '0644'}) }}"
+    prune: [ansible_collections]
+  become: true
 """
 
 RETURN = r"""
@@ -58,7 +72,7 @@ changed_files:
   type: list
   elements: str
 removed:
-  description: The names of O(remove) removed (in check mode, that would be).
+  description: The names of O(remove) and the files under O(prune) removed (in check mode, that would be).
   returned: always
   type: list
   elements: str
@@ -75,6 +89,7 @@ def main():
             "dir": {"type": "path", "required": True},
             "files": {"type": "list", "elements": "dict", "required": True},
             "remove": {"type": "list", "elements": "str", "default": []},
+            "prune": {"type": "list", "elements": "str", "default": []},
         },
         supports_check_mode=True,
     )
@@ -85,7 +100,8 @@ def main():
         except (KeyError, TypeError, ValueError):
             module.fail_json(msg="files[%d]: expected name, content and an octal mode, got %s" % (index, sorted(entry)))
     try:
-        outcome = install(module.params["dir"], files, module.params["remove"], module.check_mode)
+        outcome = install(module.params["dir"], files, module.params["remove"], module.check_mode,
+                          prune=module.params["prune"])
     except (UnsafePathError, OSError) as exc:
         module.fail_json(msg="%s: %s" % (module.params["dir"], exc))
     changed = bool(outcome["changed"] or outcome["removed"])

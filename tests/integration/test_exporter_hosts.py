@@ -191,6 +191,22 @@ def test_second_run_changes_nothing(rig: Rig) -> None:
     assert rig.exporter_pid() == pid
 
 
+def test_an_upgrade_removes_a_library_no_longer_shipped_and_restarts(rig: Rig) -> None:
+    """An older release's library under the exporter's collection tree goes (it would stay importable), an edited one
+    is rewritten, and the exporter is restarted on the code the role installed (one task, sbc_program_files)."""
+    lib = "/usr/local/lib/commsgw-probe-exporter/ansible_collections/commsgw/routing/plugins/module_utils"
+    shipped = lib + "/probe/run.py"
+    rig.root(AMS, "echo 'raise ImportError(\"an older release\")' > %s/probe/gone_in_this_release.py && "
+                  "echo '# hand edit' >> %s" % (lib, shipped))
+    pid = rig.exporter_pid()
+    out = _play(rig.inventory, "playbooks/exporter.yml").stdout
+    assert _recap(out, AMS.name)["failed"] == 0, out[-4000:]
+    assert rig.lab.ssh(AMS.name, "test -e %s/probe/gone_in_this_release.py" % lib, become=True).returncode != 0
+    assert "# hand edit" not in rig.root(AMS, "tail -n 2 %s" % shipped)
+    assert rig.exporter_pid() != pid
+    assert _get(URL + "/probe?target=amsterdam", {"X-Prometheus-Scrape-Timeout-Seconds": "10"})[0] == 200
+
+
 def test_tls_and_basic_auth_from_the_role(rig: Rig) -> None:
     ca = TestCA(rig.tmp / "web-ca", name="Monitoring Test Root")
     cert = ca.issue_server("exporter", dns=["sbc-ams-1.mgmt.test"])

@@ -34,10 +34,12 @@ def check_name(name: str) -> list[str]:
 
 
 def install(directory: str, files: t.Mapping[str, tuple[bytes, int]], remove: t.Sequence[str], check: bool,
-            what: str = "the program's directory") -> dict[str, list[str]]:
+            what: str = "the program's directory", prune: t.Sequence[str] = ()) -> dict[str, list[str]]:
     """Make ``directory`` hold ``files`` (name -> (content, mode)); ``changed``: the names written (or, with
-    ``check``, that would be), ``removed``: the names of ``remove`` that were (would be) removed."""
-    for name in list(files) + list(remove):
+    ``check``, that would be), ``removed``: the names of ``remove`` that were (would be) removed, and every
+    ``*.py`` file under a directory of ``prune`` that is not among ``files`` (a library an older release shipped;
+    bytecode caches are left alone: they follow the sources)."""
+    for name in list(files) + list(remove) + list(prune):
         check_name(name)
     top = open_root_directory(directory, what, DIR_MODE, create=not check)
     if top is None:  # check mode, nothing installed yet
@@ -64,6 +66,10 @@ def install(directory: str, files: t.Mapping[str, tuple[bytes, int]], remove: t.
                 outcome["removed"].append(name)
                 if not check:
                     os.unlink(os.path.basename(name), dir_fd=parent)
+        for name in prune:
+            top_fd = _directory(opened, check_name(name), directory, what, True)
+            if top_fd is not None:
+                outcome["removed"].extend(_prune(top_fd, name, set(files), os.path.join(directory, name), what, check))
     finally:
         for fd in set(opened.values()):
             if fd is not None:
@@ -73,7 +79,12 @@ def install(directory: str, files: t.Mapping[str, tuple[bytes, int]], remove: t.
 
 def _parent(opened: dict[str, t.Optional[int]], name: str, directory: str, what: str, check: bool) -> t.Optional[int]:
     """The descriptor of ``name``'s directory (created 0755 unless ``check``); None when it does not exist yet."""
-    parts = check_name(name)[:-1]
+    return _directory(opened, check_name(name)[:-1], directory, what, check)
+
+
+def _directory(opened: dict[str, t.Optional[int]], parts: list[str], directory: str, what: str,
+               check: bool) -> t.Optional[int]:
+    """The descriptor of the directory ``parts`` under the program's directory, opened once (``opened``)."""
     for depth in range(1, len(parts) + 1):
         key = "/".join(parts[:depth])
         if key in opened:
@@ -89,6 +100,50 @@ def _parent(opened: dict[str, t.Optional[int]], name: str, directory: str, what:
                 os.fchmod(child, DIR_MODE)
         opened[key] = child
     return opened["/".join(parts)]
+
+
+PRUNE_LIMIT = 10000  # entries walked under the pruned directories: a program's libraries, not a file system
+
+
+def _prune(top: int, name: str, keep: t.AbstractSet[str], shown: str, what: str, check: bool) -> list[str]:
+    """The ``*.py`` regular files or links under ``top`` (the directory ``name``) whose relative names are not in
+    ``keep``, removed unless ``check``. Sub-directories are opened like the installed ones (no link followed, refused
+    when another user may change them); ``__pycache__`` is not entered."""
+    removed: list[str] = []
+    pending = [(top, name, shown, False)]
+    walked = 0
+    try:
+        while pending:
+            fd, relative, path, owned = pending.pop()
+            try:
+                with os.scandir(fd) as entries:
+                    listed = sorted((entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries)
+                for leaf, is_dir in listed:
+                    walked += 1
+                    if walked > PRUNE_LIMIT:
+                        raise UnsafePathError("%s: more than %d entries under %s; expected a program's libraries"
+                                              % (what, PRUNE_LIMIT, shown))
+                    child = relative + "/" + leaf
+                    if is_dir:
+                        if leaf != "__pycache__":
+                            opened = open_root_child_directory(fd, leaf, os.path.join(path, leaf), what, None)
+                            if opened is not None:
+                                pending.append((opened, child, os.path.join(path, leaf), True))
+                        continue
+                    if leaf.endswith(".py") and child not in keep:
+                        info = os.stat(leaf, dir_fd=fd, follow_symlinks=False)
+                        if stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
+                            removed.append(child)
+                            if not check:
+                                os.unlink(leaf, dir_fd=fd)
+            finally:
+                if owned:  # ``top`` belongs to the caller's table of opened directories
+                    os.close(fd)
+    finally:
+        for fd, dummy, dummy_path, owned in pending:  # left by an error
+            if owned:
+                os.close(fd)
+    return sorted(removed)
 
 
 def _differs(parent: int, leaf: str, data: bytes, mode: int) -> bool:

@@ -71,3 +71,45 @@ def test_names_must_be_plain_relative_paths(tmp_path: Path) -> None:
         with pytest.raises(UnsafePathError, match="plain names"):
             install(str(tmp_path / "lib"), {bad: (b"", 0o644)}, [], check=False)
     assert not (tmp_path / "lib").exists()
+
+
+def test_prune_removes_only_the_libraries_no_longer_shipped(tmp_path: Path) -> None:
+    """The exporter's shape: collection-laid-out libraries; a release that drops one must not leave it importable."""
+    target = tmp_path / "lib"
+    shipped = {"pkg/a.py": (b"A\n", 0o644), "pkg/sub/b.py": (b"B\n", 0o644), "entry": (b"E\n", 0o644)}
+    install(str(target), shipped, [], check=False)
+    (target / "pkg" / "sub" / "gone.py").write_text("an older release's library")
+    (target / "pkg" / "notes.txt").write_text("not a library")
+    (target / "pkg" / "__pycache__").mkdir()
+    (target / "pkg" / "__pycache__" / "a.cpython-311.py").write_text("never entered")
+    (target / "pkg" / "old").mkdir()
+    (target / "pkg" / "old" / "x.py").write_text("")
+    elsewhere = tmp_path / "elsewhere.py"
+    elsewhere.write_text("not under the program")
+    (target / "pkg" / "link.py").symlink_to(elsewhere)
+    expected = {"changed": [], "removed": ["pkg/link.py", "pkg/old/x.py", "pkg/sub/gone.py"]}
+    assert install(str(target), shipped, [], check=True, prune=["pkg"]) == expected
+    assert (target / "pkg" / "sub" / "gone.py").exists()  # check mode changed nothing
+    assert install(str(target), shipped, [], check=False, prune=["pkg"]) == expected
+    assert not (target / "pkg" / "sub" / "gone.py").exists() and not (target / "pkg" / "link.py").is_symlink()
+    assert elsewhere.read_text() == "not under the program"  # the link went, not what it named
+    assert (target / "pkg" / "notes.txt").exists() and (target / "pkg" / "__pycache__" / "a.cpython-311.py").exists()
+    assert (target / "pkg" / "a.py").read_bytes() == b"A\n" and (target / "pkg" / "sub" / "b.py").exists()
+    assert install(str(target), shipped, [], check=False, prune=["pkg", "absent"]) == {"changed": [], "removed": []}
+
+
+def test_prune_does_not_enter_a_directory_another_user_may_change(tmp_path: Path) -> None:
+    target = tmp_path / "lib"
+    shipped = {"pkg/a.py": (b"A\n", 0o644)}
+    install(str(target), shipped, [], check=False)
+    (target / "pkg" / "theirs").mkdir()
+    (target / "pkg" / "theirs" / "x.py").write_text("")
+    os.chown(target / "pkg" / "theirs", 65534, 65534)
+    with pytest.raises(UnsafePathError, match="belongs to uid 65534"):
+        install(str(target), shipped, [], check=False, prune=["pkg"])
+    assert (target / "pkg" / "theirs" / "x.py").exists()
+    os.chown(target / "pkg" / "theirs", 0, 0)
+    os.rename(target / "pkg" / "theirs", tmp_path / "theirs")
+    (target / "pkg" / "theirs").symlink_to(tmp_path / "theirs")  # a link to a directory is not walked
+    assert install(str(target), shipped, [], check=False, prune=["pkg"])["removed"] == []
+    assert (tmp_path / "theirs" / "x.py").exists()
