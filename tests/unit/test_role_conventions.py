@@ -12,15 +12,17 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import sys
 import typing as t
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.harness.tools import module_docs
+from tests.harness.tools import module_docs, play
 
 REPO = Path(__file__).resolve().parents[2]
 ROLE = REPO / "roles" / "kamailio"
@@ -145,28 +147,72 @@ def _covered(path: str, args: t.Mapping[str, t.Any]) -> bool:
             or os.path.dirname(path) in args["listed"])
 
 
-@pytest.mark.parametrize("manager,rootfs", [("systemd", ""), ("process", ""), ("process", "/srv/rootfs")])
-def test_every_path_the_push_writes_is_fingerprinted_for_the_re_run(manager: str, rootfs: str) -> None:
-    from ansible.parsing.dataloader import DataLoader
-    from ansible.template import Templar
-
+def _trust_as_template(value: t.Any) -> t.Any:
     try:  # ansible-core 2.19 templates only trusted strings (data read with yaml.safe_load is not)
         from ansible.template import trust_as_template
     except ImportError:  # older ansible-core templates every string
-
-        def trust_as_template(value: t.Any) -> t.Any:
-            return value
-
-    def trusted(value: t.Any) -> t.Any:
-        if isinstance(value, str):
-            return trust_as_template(value)
-        if isinstance(value, dict):
-            return {key: trusted(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [trusted(item) for item in value]
         return value
+    return trust_as_template(value)
 
-    templar = Templar(loader=DataLoader(), variables=trusted(_role_variables(manager, rootfs)))
+
+def trusted(value: t.Any) -> t.Any:
+    """``value`` with every string trusted as a template, as Ansible trusts the role's own files."""
+    if isinstance(value, str):
+        return _trust_as_template(value)
+    if isinstance(value, dict):
+        return {key: trusted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [trusted(item) for item in value]
+    return value
+
+
+def _templar(variables: dict[str, t.Any]) -> t.Any:
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    return Templar(loader=DataLoader(), variables=trusted(variables))
+
+
+def test_the_push_digest_templates_the_roles_inputs_only(tmp_path: Path) -> None:
+    """kamailio_push_inputs is the role's interface (defaults, render and main options but the plan and the files,
+    digested as files); an inventory kamailio_* variable the role never reads may fail to template without failing
+    the re-run's digest, while a broken input of the role still fails it (the push would read it)."""
+    spec = yaml.safe_load((ROLE / "meta" / "argument_specs.yml").read_text())["argument_specs"]
+    interface = set(yaml.safe_load((ROLE / "defaults" / "main.yml").read_text()))
+    interface |= set(spec["main"]["options"]) | set(spec["render"]["options"])
+    role_vars = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())
+    assert role_vars["kamailio_push_inputs"] == sorted(
+        name for name in interface - {"kamailio_plan", "kamailio_files"} if name.startswith("kamailio_"))
+    # Templated by Ansible itself, the role's defaults below the inventory's host variables, as the role sees them.
+    defaults = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+    out = tmp_path / "digested.json"
+    inventory = tmp_path / "hosts.json"
+    playbook = tmp_path / "digest.yml"
+    playbook.write_text(json.dumps([{
+        "hosts": "all", "gather_facts": False,
+        "vars_files": [str(ROLE / "vars" / "main.yml")],
+        "tasks": [{"ansible.builtin.copy": {"content": "{{ kamailio_push_variables | to_json }}", "dest": str(out),
+                                            "mode": "0600"}}]}]))
+    host = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+            "commsgw_sbc": {"config_dir": "/srv/sbc/etc"}, "kamailio_refresher_interval_s": 45,
+            "kamailio_site_notes": "{{ an_undefined_variable }}"}
+    inventory.write_text(json.dumps({"all": {"vars": defaults, "hosts": {"sbc": host}}}))
+    play(inventory, [str(playbook)], tmp_path)
+    digested = json.loads(out.read_text())
+    assert "kamailio_site_notes" not in digested and digested["kamailio_refresher_interval_s"] == 45
+    assert "kamailio_version" not in digested  # an input nobody set is not asked for
+    assert digested["commsgw_sbc"] == {"config_dir": "/srv/sbc/etc"} and digested["hold"] is False
+    assert digested["kamailio_service_manager"] == "systemd"  # the role's defaults are inputs too
+    host["kamailio_user"] = "{{ an_undefined_variable }}"
+    inventory.write_text(json.dumps({"all": {"vars": defaults, "hosts": {"sbc": host}}}))
+    failed = play(inventory, [str(playbook)], tmp_path, check=False)
+    assert failed.returncode != 0 and "an_undefined_variable" in failed.stdout, failed.stdout[-2000:]
+
+
+@pytest.mark.parametrize("manager,rootfs", [("systemd", ""), ("process", ""), ("process", "/srv/rootfs")])
+def test_every_path_the_push_writes_is_fingerprinted_for_the_re_run(manager: str, rootfs: str) -> None:
+    trust_as_template = _trust_as_template
+    templar = _templar(_role_variables(manager, rootfs))
     args = {key: templar.template(trusted(value)) for key, value in
             yaml.safe_load((ROLE / "vars" / "main.yml").read_text())["kamailio_converged_defaults"].items()}
 
