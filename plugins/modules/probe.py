@@ -300,8 +300,9 @@ ARGUMENT_SPEC = {
 def _problem(params):
     """Bad input named by its option, before anything is probed; None when there is none."""
     plan = params["plan"]
-    if dnspython_missing():
-        return dnspython_missing()
+    missing = dnspython_missing()
+    if missing:
+        return missing
     if not isinstance(plan.get("trunk_groups"), list) or "site" not in plan:
         return "plan is not a routing plan (no trunk_groups/site): pass routing_plan's host_plans[inventory_hostname]"
     for name in ("timeout", "dns_timeout"):

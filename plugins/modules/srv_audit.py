@@ -109,6 +109,7 @@ problems:
 
 
 from ansible_collections.commsgw.routing.plugins.module_utils.core.controller_module import run_outcome_module
+from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import problems_result
 from ansible_collections.commsgw.routing.plugins.module_utils.srv.dns_settings import nameserver_problems
 from ansible_collections.commsgw.routing.plugins.module_utils.inventory.model import Sbc
 from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import (
@@ -172,9 +173,8 @@ def outcome(params):
     warnings = [f.render() for f in findings if f.severity == "warning"]
     shown += warnings
     if errors:
-        return True, {"changed": False, "answers": answers, "warnings": shown,
-                      "msg": "SRV audit of deployment %s: %d error(s), listed once below in problems" % (label, len(errors)),
-                      "problems": "".join(line + "\n" for line in errors)}
+        return True, dict(problems_result("SRV audit of deployment %s: %d error(s)" % (label, len(errors)), errors),
+                          answers=answers, warnings=shown)
     return False, {"changed": False, "answers": answers, "warnings": shown,
                    "msg": "SRV audit of deployment %s: %d record(s) resolved, %d warning(s)"
                           % (label, len(answers), len(warnings)),

@@ -38,6 +38,7 @@ from harness.sipp import SippCaller, SippPeer
 from harness.tools import needs
 from harness.tools import recap as _recap  # test_exporter_hosts imports it from here
 
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.reload import reload
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.shipped import shipped_files
 
 # One SBC host suite at a time (tests/conftest.py: guest names and the CPU of their boots are shared).
@@ -155,18 +156,10 @@ class Hosts:
         return json.loads(proc.stdout)
 
     def reload(self, guest: Guest, method: str, limit_s: float = 12.0) -> None:
-        """``method`` (a dispatcher or permissions reload) as the collection's own reloads make it: refused within
-        reload_delta (5 s) of the last one, which the refresher's timer or an earlier test may have made, so
-        tried again until ``limit_s``; any other error fails at once."""
-        deadline = time.monotonic() + limit_s
-        while True:
-            try:
-                self.rpc(guest, method)
-                return
-            except AssertionError as exc:
-                if "ongoing reload" not in str(exc).lower() or time.monotonic() > deadline:
-                    raise
-            time.sleep(0.5)
+        """``method`` (a dispatcher or permissions reload) as the collection's own reloads make it (kamailio/reload.py):
+        refused within reload_delta (5 s) of the last one, which the refresher's timer or an earlier test may have made,
+        so tried again until ``limit_s``; any other error fails at once."""
+        reload(lambda name: self.rpc(guest, name), method, limit_s)
 
     def main_pid(self, guest: Guest) -> int:
         return int(self.root(guest, "systemctl show -p MainPID --value kamailio").strip() or 0)

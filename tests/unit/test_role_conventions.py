@@ -211,7 +211,6 @@ def test_the_push_digest_templates_the_roles_inputs_only(tmp_path: Path) -> None
 
 @pytest.mark.parametrize("manager,rootfs", [("systemd", ""), ("process", ""), ("process", "/srv/rootfs")])
 def test_every_path_the_push_writes_is_fingerprinted_for_the_re_run(manager: str, rootfs: str) -> None:
-    trust_as_template = _trust_as_template
     templar = _templar(_role_variables(manager, rootfs))
     args = {key: templar.template(trusted(value)) for key, value in
             yaml.safe_load((ROLE / "vars" / "main.yml").read_text())["kamailio_converged_defaults"].items()}
@@ -219,7 +218,7 @@ def test_every_path_the_push_writes_is_fingerprinted_for_the_re_run(manager: str
     def may_run(conditions: t.Sequence[t.Any]) -> bool:
         for condition in conditions:
             try:
-                if not templar.template(trust_as_template("{{ (%s) | bool }}" % condition)):
+                if not templar.template(_trust_as_template("{{ (%s) | bool }}" % condition)):
                     return False
             # A registered result (undefined here) is decided at run time: the task may run.
             except Exception:  # pylint: disable=broad-except

@@ -56,16 +56,8 @@ def install(directory: str, files: t.Mapping[str, tuple[bytes, int]], remove: t.
                     replace_file(parent, os.path.basename(name), data, mode, owner=(0, 0))
         for name in remove:
             parent = _parent(opened, name, directory, what, True)
-            if parent is None:
-                continue
-            try:
-                info = os.stat(os.path.basename(name), dir_fd=parent, follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            if stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
+            if parent is not None and _remove_file(parent, os.path.basename(name), check):
                 outcome["removed"].append(name)
-                if not check:
-                    os.unlink(os.path.basename(name), dir_fd=parent)
         for name in prune:
             top_fd = _directory(opened, check_name(name), directory, what, True)
             if top_fd is not None:
@@ -130,12 +122,8 @@ def _prune(top: int, name: str, keep: t.AbstractSet[str], shown: str, what: str,
                             if opened is not None:
                                 pending.append((opened, child, os.path.join(path, leaf), True))
                         continue
-                    if leaf.endswith(".py") and child not in keep:
-                        info = os.stat(leaf, dir_fd=fd, follow_symlinks=False)
-                        if stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
-                            removed.append(child)
-                            if not check:
-                                os.unlink(leaf, dir_fd=fd)
+                    if leaf.endswith(".py") and child not in keep and _remove_file(fd, leaf, check):
+                        removed.append(child)
             finally:
                 if owned:  # ``top`` belongs to the caller's table of opened directories
                     os.close(fd)
@@ -144,6 +132,20 @@ def _prune(top: int, name: str, keep: t.AbstractSet[str], shown: str, what: str,
             if owned:
                 os.close(fd)
     return sorted(removed)
+
+
+def _remove_file(parent: int, leaf: str, check: bool) -> bool:
+    """Remove ``leaf`` of ``parent`` when it is a regular file or a link (the link, never what it names), unless
+    ``check``; True when it is (would be) removed. A directory or anything else stays."""
+    try:
+        info = os.stat(leaf, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+        return False
+    if not check:
+        os.unlink(leaf, dir_fd=parent)
+    return True
 
 
 def _differs(parent: int, leaf: str, data: bytes, mode: int) -> bool:
