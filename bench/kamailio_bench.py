@@ -11,9 +11,10 @@
 (c) sustained calls/s (highest offered rate with no failed call, climbing a ladder) through the
     generated config as a ratio to a bare stateful Kamailio proxy measured in the same run
                                                        target: >= 0.9
-(d) Kamailio CPU per call (utime + stime of every Kamailio process, /proc/<pid>/stat) at one
-    offered rate both sustain, generated config / bare proxy
-                                                       target: <= 1.1
+(d) Kamailio CPU per call (utime + stime of every Kamailio process, /proc/<pid>/stat) at each
+    offered rate of --cpu-rates (default 100 and 1000 calls/s), generated config / bare proxy,
+    measured before the cap of --kamailio-cpu applies (a capped Kamailio cannot take 1000 calls/s)
+                                                       target: <= 1.1 at each rate
 
 --transport udp (default): the host's Kamailio, UDP on both sides, (a) to (d).
 --transport tls: Kamailio 6.0 (harness.rootfs: the host's on Debian 13, a cached Debian 13 rootfs on
@@ -25,6 +26,12 @@ tm + t_relay to one peer over TLS with SNI ($xavp(tls=>server_name)), with the s
 Addresses: 127.77.0.0/16, used by nothing else. Each proxy's TLS connection to the peer is shown
 from its tls.list (SNI, cipher); the peer listens on TCP only, so a completed call went over TLS.
 
+After each run: Kamailio's shared memory after the warm-up and at most (core.shmmem) and the private memory
+of its most used process (pkg.stats): the figures behind docs/kamailio-sizing.md. Both proxies start with
+the shared memory the rendered kamailio.cfg was sized for (shm_mem_size).
+(c) is meant to run with --kamailio-cpu (e.g. 0.25 cores, cgroup CPU quota on every Kamailio process):
+Kamailio, not SIPp or the shared machine, is then what runs out; an uncapped ladder only measures the
+rig, and the bench says so.
 (c) and (d) are measured --runs times, each run printed, then the median. In a run both Kamailios
 run at once (the bare one on addresses of its own), with the same peers, and take turns: at each
 rate of the ladder, and in --cpu-turns slices of (d), who goes first alternating, so that a change
@@ -107,14 +114,14 @@ WORKERS = {"udp": 4, "tcp": 2}  # the collection's defaults (sbc_settings), for 
 
 
 def _drop_reply_check(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
-    """onreply_route without the R-24 check of every TLS reply's peer certificate host name."""
-    return _sub(r"\nonreply_route \{\n.*?\n\}\n", "\n", cfg)
+    """reply_route without the R-24 check of every TLS reply's peer certificate host name."""
+    return _sub(r"\n\tif \(\$proto == \"tls\"\) \{\n\t\troute\(COMMSGW_TLS_CHECK_REPLY\);\n\t\}", "", cfg)
 
 
 def _fixed_sni(cfg: str, sni: str) -> str:
     """SNI (and the name the config keeps for it) set straight to region 1's name instead of the
-    routes that find it for the next hop."""
-    return _sub(r"route\(COMMSGW_TLS_(?:IN_DIALOG_)?SNI\);",
+    route that finds it for the next branch."""
+    return _sub(r"route\(COMMSGW_TLS_SNI\);",
                 '$var(commsgw_tls_name) = "%s"; $xavp(tls=>server_name) = "%s";' % (sni, sni), cfg)
 
 
@@ -125,16 +132,34 @@ def _drop_limits(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
 
 
 def _drop_dialog_name(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
-    """No TLS name kept in the dialog: no Record-Route parameter per branch, no Route parsing per
+    """No TLS name kept in the dialog: no Record-Route parameter per branch, no Route read per
     in-dialog request (which then finds the name by the next hop's range)."""
     cfg = _sub(r"\n\tt_on_branch\(\"COMMSGW_TLS_BRANCH\"\);", "", cfg)
     return _sub(r"\n\t\t# The dialog's TLS name, read before loose_route.*?\n\t\t\}\n", "\n", cfg)
 
 
-def _reply_name_by_range(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
-    """The reply check without its t_check_trans() + $T_req($hdr(Route)) branch (the dialog's name
-    of a reply without Record-Route: then the name comes from the peer's range)."""
-    return _sub(r"\n\t\} else if \(\$tt != \$null && t_check_trans\(\).*?\n\t\}\n", "\n\t}\n", cfg)
+def _no_hmac(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
+    """The dialog name's MAC not computed (the claimed MAC taken as it is): the cost of its HMAC-SHA256
+    (crypto_hmac_sha256, OpenSSL's HMAC)."""
+    return _sub(r"\tcrypto_hmac_sha256\(.*?\n.*?\n", "\t$var(commsgw_tls_mac_want) = $var(commsgw_tls_mac);\n", cfg)
+
+
+def _no_request_checks(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
+    """request_route without the sanity checks and the Request-URI byte check (issue 13)."""
+    cfg = _sub(r"\n\tif \(!sanity_check\(.*?\n\t\}\n", "\n", cfg)
+    return _sub(r"\n\tif \(\$\(ru\{s\.encode\.hexa\}\).*?\n\t\}\n", "\n", cfg)
+
+
+def _no_log_prefix(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
+    """No log_prefix (evaluated for every message)."""
+    return _sub(r"\nlog_prefix=.*?\n", "\n", cfg)
+
+
+def _no_kex(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
+    """Without the kex module (its per-process pkg statistics run on every pkg allocation): is_myself()
+    replaced by a test that the Route exists (unsafe: diagnostic only)."""
+    cfg = _sub(r'\nloadmodule "kex.so"', "", cfg)
+    return _sub(r'is_myself\("\$route_uri"\)', '($route_uri != "")', cfg)
 
 
 def _sub(pattern: str, replacement: str, text: str) -> str:
@@ -148,13 +173,14 @@ def _sub(pattern: str, replacement: str, text: str) -> str:
 # Diagnostic variants of the generated config (--variants), run alongside it to find where its cost
 # comes from; each is the rendered kamailio.cfg with one part taken out (never used for the targets).
 VARIANTS: dict[str, tuple[str, t.Callable[[str, str], str]]] = {
-    "no-reply-check": ("no R-24 host-name check of each TLS reply (onreply_route)", _drop_reply_check),
+    "no-reply-check": ("no R-24 host-name check of each TLS reply (reply_route)", _drop_reply_check),
     "fixed-sni": ("SNI set directly instead of route(COMMSGW_TLS_SNI)", _fixed_sni),
     "no-limits": ("no R-25/R-27 checks in route[FROM_CORE]", _drop_limits),
-    "no-dialog-name": ("no TLS name in the Record-Route / read from the Route (main from 034bc84 on)",
-                       _drop_dialog_name),
-    "reply-name-by-range": ("reply check without t_check_trans() + $T_req($hdr(Route)) (main from 034bc84 on)",
-                            _reply_name_by_range),
+    "no-dialog-name": ("no TLS name in the Record-Route / read from the Route", _drop_dialog_name),
+    "no-hmac": ("dialog names minted and checked without their HMAC-SHA256", _no_hmac),
+    "no-request-checks": ("no sanity_check and no Request-URI byte check", _no_request_checks),
+    "no-log-prefix": ("no log_prefix", _no_log_prefix),
+    "no-kex": ("no kex module (is_myself replaced: unsafe)", _no_kex),
     "no-tls-script": ("no-reply-check + fixed-sni", lambda cfg, sni: _fixed_sni(_drop_reply_check(cfg, sni), sni)),
 }
 TLS_PREFIX = "127.77"           # the TLS bench's /16: no test uses it
@@ -312,14 +338,23 @@ class Proxy:
 
 
 @dataclasses.dataclass
+class CpuFigures:
+    """(d) at one offered rate."""
+    ms_per_call: float = float("nan")
+    calls: int = 0
+    failed: int = 0
+
+
+@dataclasses.dataclass
 class ProxyFigures:
     sustained: int = 0
     steps: list[Step] = dataclasses.field(default_factory=list)
-    cpu_ms_per_call: float = float("nan")
+    cpu: dict[int, CpuFigures] = dataclasses.field(default_factory=dict)  # offered calls/s -> (d)
     idle_ms_per_s: float = float("nan")
-    cpu_calls: int = 0
-    cpu_failed: int = 0
     transport_check: str = ""
+    shm_start_mb: float = float("nan")  # shared memory in use after the warm-up calls (core.shmmem real_used)
+    shm_max_mb: float = float("nan")  # the most shared memory Kamailio used in the run (core.shmmem max_used)
+    pkg_max_mb: float = float("nan")  # the most private memory one process uses after the run (pkg.stats real_used)
 
 
 class Rig:
@@ -353,8 +388,8 @@ class Rig:
                 "acg_listen": {"address": topo.sbc_acg, "port": SBC_TLS_PORT},
                 "tls": {"certificate": str(self.pki.sbc.chain), "private_key": str(self.pki.sbc.key),
                         "ca_bundle": str(self.pki.acg_ca.cert)}})
-        # Shared memory as the collection sets it for this transport (512 MB with TLS), for every proxy.
-        self.lab.shared_memory_mb = normalise_sbc_settings(self.lab.settings, transport)["shared_memory_mb"]
+        # Shared memory as the collection sets it (sized from the plan: set in prepare()), for every proxy.
+        self.lab.shared_memory_mb = normalise_sbc_settings(self.lab.settings, transport)["shared_memory_mb"] or 0
         self.bare_dir = work / "bare"
         self.bare_core = topo.net(32, 1)
         self.bare_acg = topo.net(33, 1)
@@ -369,6 +404,11 @@ class Rig:
     def prepare(self) -> None:
         """DNS + render for the generated config, then the bare proxy's files (same tls.cfg)."""
         self.lab.prepare()
+        assert self.lab.kamailio is not None
+        # The shared memory the role starts Kamailio with: the rendered figure (shm_mem_size), for every proxy.
+        sized = re.search(r"^shm_mem_size=([0-9]+)$", self.lab.files["kamailio.cfg"], re.M)
+        if sized:
+            self.lab.shared_memory_mb = self.lab.kamailio.shared_memory_mb = int(sized.group(1))
         (self.bare_dir / "run").mkdir(parents=True, exist_ok=True)
         values: dict[str, t.Any] = {
             "debug": _rendered_debug(self.lab.files["kamailio.cfg"]),
@@ -434,7 +474,9 @@ class Rig:
         kamailio = KamailioProcess(workdir / "cfg" / "kamailio.cfg", workdir, workdir / "run",
                                    resolv_conf=lab.dns.resolv_conf, shared_memory_mb=lab.shared_memory_mb,
                                    rootfs=self.kamailio_runtime.rootfs if self.kamailio_runtime else None,
-                                   binds=[lab.cfg_dir])
+                                   # The configuration and the SBC's secret (ping relay, dialog names), as the lab's.
+                                   binds=[lab.cfg_dir] + ([Path(lab.settings["secret_file"]).parent]
+                                                          if "secret_file" in lab.settings else []))
         return Proxy(name, kamailio, "%s:5060" % core, lambda: lab.reset_peers(kamailio),
                      lambda: self._ready(kamailio), short="v%d" % (index + 1))
 
@@ -540,36 +582,39 @@ def _revive(rig: Rig, before: str) -> None:
         print("    (peer %s had exited and was restarted before %s)" % (", ".join(revived), before))
 
 
-def measure_cpu(rig: Rig, proxies: t.Sequence[Proxy], figures: dict[str, ProxyFigures], label: str,
-                workdir: Path, rate: int, seconds: float, chunks: int, run: int) -> None:
-    """(d): ``rate`` calls/s for ``seconds`` per proxy, in ``chunks`` turns; Kamailio CPU (every
-    process, before/after each turn) per completed call. First Kamailio's own idle CPU use."""
+def measure_idle(proxies: t.Sequence[Proxy], figures: dict[str, ProxyFigures]) -> None:
+    """Kamailio's own CPU use without calls (timers, pings), per proxy."""
     for proxy in proxies:
         idle_before, idle_started = proxy.kamailio.cpu_seconds(), time.monotonic()
         time.sleep(IDLE_SECONDS)
         figures[proxy.name].idle_ms_per_s = (proxy.kamailio.cpu_seconds() - idle_before) * 1000.0 / (
             time.monotonic() - idle_started)
+
+
+def measure_cpu(rig: Rig, proxies: t.Sequence[Proxy], figures: dict[str, ProxyFigures], label: str,
+                workdir: Path, rate: int, seconds: float, chunks: int, run: int) -> None:
+    """(d): ``rate`` calls/s for ``seconds`` per proxy, in ``chunks`` turns; Kamailio CPU (every
+    process, before/after each turn) per completed call."""
     used = {proxy.name: 0.0 for proxy in proxies}
-    calls = {proxy.name: 0 for proxy in proxies}
+    cpu = {proxy.name: CpuFigures() for proxy in proxies}
     per_chunk = max(1, int(rate * seconds / chunks))
     for chunk in range(chunks):
         for proxy in _turns(proxies, chunk + run):
-            name = "%s-%s-cpu%d" % (proxy.short, label, chunk + 1)
+            name = "%s-%s-cpu%d-%d" % (proxy.short, label, rate, chunk + 1)
             _revive(rig, name)
             proxy.before_step()
             before = proxy.kamailio.cpu_seconds()
             result = rig.caller(name, workdir, proxy.target).run(
-                per_chunk, rate=rate, limit=2000, timeout_s=int(seconds) + 60, recv_timeout_ms=5000)
+                per_chunk, rate=rate, limit=max(2000, rate * 4), timeout_s=int(seconds) + 60, recv_timeout_ms=5000)
             used[proxy.name] += proxy.kamailio.cpu_seconds() - before
-            calls[proxy.name] += result.successful
-            figures[proxy.name].cpu_failed += per_chunk - result.successful
+            cpu[proxy.name].calls += result.successful
+            cpu[proxy.name].failed += per_chunk - result.successful
     for proxy in proxies:
-        f = figures[proxy.name]
-        f.cpu_calls = calls[proxy.name]
-        f.cpu_ms_per_call = used[proxy.name] * 1000.0 / f.cpu_calls if f.cpu_calls else float("nan")
-        print("    %s: %d calls at %d calls/s in %d turns: %d failed, Kamailio CPU %.2f s = %.3f ms/call "
-              "(idle: %.1f ms CPU per s)" % (proxy.name, per_chunk * chunks, rate, chunks, f.cpu_failed,
-                                             used[proxy.name], f.cpu_ms_per_call, f.idle_ms_per_s))
+        f = cpu[proxy.name]
+        f.ms_per_call = used[proxy.name] * 1000.0 / f.calls if f.calls else float("nan")
+        figures[proxy.name].cpu[rate] = f
+        print("    %s: %d calls at %d calls/s in %d turns: %d failed, Kamailio CPU %.2f s = %.3f ms/call" % (
+            proxy.name, per_chunk * chunks, rate, chunks, f.failed, used[proxy.name], f.ms_per_call))
 
 
 def measure_ladder(rig: Rig, proxies: t.Sequence[Proxy], figures: dict[str, ProxyFigures], label: str,
@@ -598,10 +643,11 @@ def measure_ladder(rig: Rig, proxies: t.Sequence[Proxy], figures: dict[str, Prox
             break
 
 
-def measure_run(rig: Rig, run: int, rates: t.Sequence[int], seconds: float, cpu_rate: int, cpu_seconds: float,
-                cpu_chunks: int, retries: int, kamailio_cpu: float = 0.0) -> dict[str, ProxyFigures]:
+def measure_run(rig: Rig, run: int, rates: t.Sequence[int], seconds: float, cpu_rates: t.Sequence[int],
+                cpu_seconds: float, cpu_chunks: int, retries: int, kamailio_cpu: float = 0.0) -> dict[str, ProxyFigures]:
     """One run: fresh peers and fresh Kamailios (all at once); warm-up calls (open the TLS
-    connection, check it), (d), then (c). Everything stopped on return."""
+    connection, check it), (d) at each of ``cpu_rates``, then every Kamailio capped at
+    ``kamailio_cpu`` cores (when given) and (c). Everything stopped on return."""
     label = "r%d" % run
     workdir = rig.work / "sipp" / label
     proxies = rig.proxies()
@@ -611,23 +657,48 @@ def measure_run(rig: Rig, run: int, rates: t.Sequence[int], seconds: float, cpu_
         rig.start_peers(workdir)
         for proxy in proxies:
             proxy.kamailio.start()
-            if kamailio_cpu:
-                caps.append(CpuCap(proxy.short, kamailio_cpu))
-                caps[-1].add(proxy.kamailio.pids())
         for proxy in proxies:
             proxy.ready()
             warm = rig.caller("%s-%s-warm" % (proxy.short, label), workdir, proxy.target).run(
                 40, rate=20, timeout_s=30, recv_timeout_ms=5000)
             figures[proxy.name].transport_check = rig.transport_check(proxy.kamailio)
+            figures[proxy.name].shm_start_mb = shm_mb(proxy.kamailio, "real_used")
             print("    %s (%s): warm-up %d ok, %d failed; %s" % (
                 proxy.name, proxy.short, warm.successful, warm.failed, figures[proxy.name].transport_check))
-        if cpu_rate:
+        measure_idle(proxies, figures)
+        for cpu_rate in cpu_rates:
             measure_cpu(rig, proxies, figures, label, workdir, cpu_rate, cpu_seconds, cpu_chunks, run)
         if rates:
+            if kamailio_cpu:
+                for proxy in proxies:
+                    caps.append(CpuCap(proxy.short, kamailio_cpu))
+                    caps[-1].add(proxy.kamailio.pids())
             measure_ladder(rig, proxies, figures, label, workdir, rates, seconds, retries, run)
+        for proxy in proxies:
+            figures[proxy.name].shm_max_mb = shm_mb(proxy.kamailio, "max_used")
+            figures[proxy.name].pkg_max_mb = pkg_max_mb(proxy.kamailio)
     finally:
         _all([proxy.kamailio.stop for proxy in proxies] + [rig.stop_peers] + [cap.close for cap in caps])
     return figures
+
+
+def pkg_max_mb(kamailio: KamailioProcess) -> float:
+    """The private memory of Kamailio's most used process in MB (pkg.stats real_used); NaN when the RPC fails."""
+    try:
+        answer = kamailio.rpc("pkg.stats") or []
+        return max(float(p["real_used"]) for p in (answer if isinstance(answer, list) else [answer])) / 1048576.0
+    except (OSError, ValueError, KeyError, TypeError, KamailioError):
+        return float("nan")
+
+
+def shm_mb(kamailio: KamailioProcess, figure: str) -> float:
+    """A figure of Kamailio's shared memory in MB (core.shmmem: real_used now, max_used since the start);
+    NaN when the RPC fails."""
+    try:
+        answer = kamailio.rpc("core.shmmem") or {}
+        return float(answer[figure]) / (1024.0 * 1024.0)
+    except (OSError, ValueError, KeyError, TypeError, KamailioError):
+        return float("nan")
 
 
 def _all(actions: t.Sequence[t.Callable[[], None]]) -> None:
@@ -652,68 +723,88 @@ def _ladder(steps: t.Sequence[Step]) -> str:
                               "x(%d failed, %.0f/s)" % (s.failed, s.achieved)) for s in steps)
 
 
-def print_table(results: list[dict[str, ProxyFigures]], rates: t.Sequence[int], cpu_rate: int) -> None:
-    names = [n for n in results[0] if n not in ("generated", "bare")] if results else []
-    print("    run  sustained calls/s gen / bare  ratio   CPU ms/call gen / bare  ratio   idle CPU ms/s gen / bare   "
-          "ladder gen | bare (x: not sustained)")
-    rows = []
+def _median_ratio(results: t.Sequence[dict[str, ProxyFigures]], name: str, base: str,
+                  figure: t.Callable[[ProxyFigures], float]) -> float:
+    return statistics.median(_ratio(figure(f[name]), figure(f[base])) for f in results)
+
+
+def _cpu_ms(rate: int) -> t.Callable[[ProxyFigures], float]:
+    return lambda f: f.cpu[rate].ms_per_call if rate in f.cpu else float("nan")
+
+
+def print_table(results: list[dict[str, ProxyFigures]], rates: t.Sequence[int], cpu_rates: t.Sequence[int],
+                kamailio_cpu: float) -> None:
+    """Each run's figures, then each target as the median of the runs' own ratios (generated and bare
+    measured in turns within a run, so a run's ratio is not moved by the machine's load drifting
+    between runs), the ratio of the medians beside it."""
+    if not results:
+        return
+    names = [n for n in results[0] if n not in ("generated", "bare")]
+    print("    run  sustained calls/s gen / bare  ratio  %s  idle CPU ms/s gen / bare  shm MB after warm-up, max gen / bare"
+          "  pkg MB max gen / bare  ladder gen | bare (x: not sustained)" % "  ".join(
+              "CPU ms/call @%d gen / bare  ratio" % rate for rate in cpu_rates))
     for run, figures in enumerate(results, start=1):
         gen, bare = figures["generated"], figures["bare"]
-        row = (gen.sustained, bare.sustained, _ratio(gen.sustained, bare.sustained),
-               gen.cpu_ms_per_call, bare.cpu_ms_per_call, _ratio(gen.cpu_ms_per_call, bare.cpu_ms_per_call))
-        rows.append(row)
-        print("    %3d  %13d / %-5d  %5.2f   %11.3f / %-6.3f  %5.2f   %13.1f / %-6.1f   %s | %s" % (
-            (run,) + row + (gen.idle_ms_per_s, bare.idle_ms_per_s, _ladder(gen.steps), _ladder(bare.steps))))
+        cpu = "  ".join("%13.3f / %-6.3f  %5.2f" % (
+            _cpu_ms(rate)(gen), _cpu_ms(rate)(bare), _ratio(_cpu_ms(rate)(gen), _cpu_ms(rate)(bare)))
+            for rate in cpu_rates)
+        print("    %3d  %13d / %-5d  %5.2f  %s  %13.1f / %-6.1f  %5.1f, %5.1f / %5.1f, %5.1f  %5.2f / %-5.2f  %s | %s" % (
+            run, gen.sustained, bare.sustained, _ratio(gen.sustained, bare.sustained), cpu, gen.idle_ms_per_s,
+            bare.idle_ms_per_s, gen.shm_start_mb, gen.shm_max_mb, bare.shm_start_mb, bare.shm_max_mb,
+            gen.pkg_max_mb, bare.pkg_max_mb, _ladder(gen.steps), _ladder(bare.steps)))
         for name, f in figures.items():
-            if f.cpu_failed:
-                print("         warning: %s had %d failed calls in the CPU measurement" % (name, f.cpu_failed))
-    if not rows:
-        return
-    med = [statistics.median(r[i] for r in rows) for i in range(6)]
-    print("    med  %13.0f / %-5.0f  %5.2f   %11.3f / %-6.3f  %5.2f" % tuple(med))
-    # Judged: the median of the runs' own ratios (generated and bare measured in turns within a run,
-    # so a run's ratio is not moved by the machine's load drifting between runs); the ratio of the
-    # medians is shown beside it.
-    sustained_ratio, cpu_ratio = med[2], med[5]
+            for rate, c in sorted(f.cpu.items()):
+                if c.failed:
+                    print("         warning: %s had %d failed calls in the CPU measurement at %d calls/s" % (
+                        name, c.failed, rate))
     if rates:
-        print("(c) sustained calls/s: ratio %.2f (median of the runs' ratios) -> %s; medians generated %.0f, bare "
-              "%.0f (ratio %.2f)%s" % (sustained_ratio, "OK" if sustained_ratio >= 0.9 else "MISSED", med[0], med[1],
-                                       _ratio(med[0], med[1]), " (both sustained the top rate: raise --rates)"
-                                       if med[0] == med[1] == rates[-1] else ""))
-    if cpu_rate:
-        print("(d) Kamailio CPU per call at %d calls/s: ratio %.2f (median of the runs' ratios) -> %s; medians "
-              "generated %.3f ms, bare %.3f ms (ratio %.2f)" % (
-                  cpu_rate, cpu_ratio, "OK" if cpu_ratio <= 1.1 else "MISSED", med[3], med[4], _ratio(med[3], med[4])))
+        ratio = _median_ratio(results, "generated", "bare", lambda f: float(f.sustained))
+        gen_med = statistics.median(f["generated"].sustained for f in results)
+        bare_med = statistics.median(f["bare"].sustained for f in results)
+        print("(c) sustained calls/s, %s: ratio %.2f (median of the runs' ratios; target >= 0.90) -> %s; medians "
+              "generated %.0f, bare %.0f (ratio %.2f)%s" % (
+                  "Kamailio capped at %.2f cores" % kamailio_cpu if kamailio_cpu else
+                  "Kamailio NOT capped (this measures the rig, not Kamailio: use --kamailio-cpu)",
+                  ratio, "OK" if ratio >= 0.9 else "MISSED", gen_med, bare_med, _ratio(gen_med, bare_med),
+                  " (both sustained the top rate: raise --rates)" if gen_med == bare_med == rates[-1] else ""))
+    for rate in cpu_rates:
+        ratio = _median_ratio(results, "generated", "bare", _cpu_ms(rate))
+        gen_med = statistics.median(_cpu_ms(rate)(f["generated"]) for f in results)
+        bare_med = statistics.median(_cpu_ms(rate)(f["bare"]) for f in results)
+        print("(d) Kamailio CPU per call at %d calls/s: ratio %.2f (median of the runs' ratios; target <= 1.10) -> %s; "
+              "medians generated %.3f ms, bare %.3f ms (ratio %.2f)" % (
+                  rate, ratio, "OK" if ratio <= 1.1 else "MISSED", gen_med, bare_med, _ratio(gen_med, bare_med)))
     for name in names:
         parts = []
         if rates:
             parts.append("sustained %s calls/s, /bare %.2f, /generated %.2f" % (
                 "/".join(str(f[name].sustained) for f in results),
-                statistics.median(_ratio(f[name].sustained, f["bare"].sustained) for f in results),
-                statistics.median(_ratio(f[name].sustained, f["generated"].sustained) for f in results)))
-        if cpu_rate:
-            parts.append("CPU %s ms/call, /bare %.2f, /generated %.2f" % (
-                "/".join("%.3f" % f[name].cpu_ms_per_call for f in results),
-                statistics.median(_ratio(f[name].cpu_ms_per_call, f["bare"].cpu_ms_per_call) for f in results),
-                statistics.median(_ratio(f[name].cpu_ms_per_call, f["generated"].cpu_ms_per_call) for f in results)))
+                _median_ratio(results, name, "bare", lambda f: float(f.sustained)),
+                _median_ratio(results, name, "generated", lambda f: float(f.sustained))))
+        for rate in cpu_rates:
+            parts.append("CPU @%d %s ms/call, /bare %.2f, /generated %.2f" % (
+                rate, "/".join("%.3f" % _cpu_ms(rate)(f[name]) for f in results),
+                _median_ratio(results, name, "bare", _cpu_ms(rate)),
+                _median_ratio(results, name, "generated", _cpu_ms(rate))))
         print("    variant %s (%s): %s (per run; ratios: medians of the runs' ratios)" % (
             name, VARIANTS[name][0], "; ".join(parts)))
 
 
-def describe(rig: Rig, args: argparse.Namespace, rates: t.Sequence[int], cpu_rate: int) -> str:
+def describe(rig: Rig, args: argparse.Namespace, rates: t.Sequence[int], cpu_rates: t.Sequence[int]) -> str:
     """The run's parameters, printed before its figures."""
     kamailio = rig.kamailio_runtime
     sipp = rig.sipp_runtime
     return ("(c)/(d) generated config vs bare stateful proxy, %s towards the peers: Kamailio %s%s, workers udp %d "
-            "tcp %d, shared memory %d MB, CPU cap %s; peers SIPp %s; calls held %d ms; ladder %s calls/s, %.0f s "
-            "steps, %d retries; CPU at %d calls/s for %.0f s in %d turns; %d run(s)%s" % (
+            "tcp %d, shared memory %d MB, CPU cap in (c) %s; peers SIPp %s; calls held %d ms; ladder %s calls/s, %.0f "
+            "s steps, %d retries; CPU (uncapped) at %s calls/s for %.0f s each in %d turns; %d run(s)%s" % (
                 args.transport, rig.kamailio_version,
                 " (%s)" % kamailio.origin.split(" (", maxsplit=1)[0] if kamailio else "",
                 WORKERS["udp"], WORKERS["tcp"], rig.lab.shared_memory_mb,
                 "%.2f cores" % args.kamailio_cpu if args.kamailio_cpu else "none",
                 "%s (%s%s)" % (sipp.version, sipp.origin.split(" (", maxsplit=1)[0],
                                ", wolfSSL fix preloaded" if sipp.preload else "") if sipp else "(host, udp)",
-                rig.hold_ms, ",".join(map(str, rates)) or "-", args.step_seconds, args.retries, cpu_rate,
+                rig.hold_ms, ",".join(map(str, rates)) or "-", args.step_seconds, args.retries,
+                ",".join(map(str, cpu_rates)) or "-",
                 args.cpu_seconds, args.cpu_turns, args.runs,
                 "; variants %s" % ", ".join(rig.variants) if rig.variants else ""))
 
@@ -781,17 +872,18 @@ def main() -> int:
     parser.add_argument("--parts", default=None, help="which figures to measure, e.g. 'cd' (default: abcd, tls: cd)")
     parser.add_argument("--rates", default=None, help="offered calls/s climbed in (c), comma-separated "
                         "(default udp: 300,500,...,1400; tls: 1000,1200,1400,1500,...,2400; tls with --kamailio-cpu C: "
-                        "400,500,...,1200 x C / 0.25)")
+                        "400,500,...,2000 x C / 0.25)")
     parser.add_argument("--step-seconds", type=float, default=4.0, help="length of each (c) step")
-    parser.add_argument("--cpu-rate", type=int, default=100, help="offered calls/s of the (d) measurement")
-    parser.add_argument("--cpu-seconds", type=float, default=20.0, help="length of the (d) measurement")
+    parser.add_argument("--cpu-rates", default="100,1000", help="offered calls/s of the (d) measurements, "
+                        "comma-separated")
+    parser.add_argument("--cpu-seconds", type=float, default=20.0, help="length of each (d) measurement")
     parser.add_argument("--cpu-turns", type=int, default=4, help="(d) is measured in this many turns per proxy")
     parser.add_argument("--retries", type=int, default=1, help="more tries of a (c) rate not sustained")
     parser.add_argument("--variants", default="", help="tls only, diagnostic: also run these variants of the "
                         "generated config (comma-separated: %s)" % ", ".join(VARIANTS))
     parser.add_argument("--kamailio-cpu", type=float, default=0.0, metavar="CORES",
-                        help="cap every Kamailio at this many CPUs (cgroup), so that (c) finds Kamailio's limit "
-                        "rather than the machine's (default: no cap)")
+                        help="cap every Kamailio at this many CPUs (cgroup) for (c), so that (c) finds Kamailio's limit "
+                        "rather than the rig's (default: no cap)")
     parser.add_argument("--hold-ms", type=int, default=HOLD_MS, help="ACK -> BYE in the (c)/(d) calls")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, configs) and print it")
     args = parser.parse_args()
@@ -804,7 +896,7 @@ def main() -> int:
         parser.error("(a) and (b) are measured over UDP only")
     default_rates = ("300,500,600,700,800,850,900,950,1000,1100,1200,1400" if not tls else
                      "1000,1200,1400,1500,1600,1700,1800,1900,2000,2200,2400" if not args.kamailio_cpu else
-                     ",".join(str(int(r * args.kamailio_cpu / 0.25)) for r in range(400, 1300, 100)))
+                     ",".join(str(int(r * args.kamailio_cpu / 0.25)) for r in range(400, 2100, 100)))
     rates = [int(r) for r in (args.rates or default_rates).split(",")]
     rates = rates if "c" in parts else []
     variants = [v for v in args.variants.split(",") if v]
@@ -813,7 +905,7 @@ def main() -> int:
     for variant in variants:
         if variant not in VARIANTS:
             parser.error("unknown variant %r (known: %s)" % (variant, ", ".join(VARIANTS)))
-    cpu_rate = args.cpu_rate if "d" in parts else 0
+    cpu_rates = [int(r) for r in args.cpu_rates.split(",") if r] if "d" in parts else []
     lease: t.Union[BlockLease, PrefixLease] = PrefixLease(TLS_PREFIX) if tls else BlockLease()
     started = time.monotonic()
     try:
@@ -839,7 +931,7 @@ def main() -> int:
                 print("    INVITE timer %d ms: healthy PDD %.1f ms, first peer silent %.1f ms, extra %.1f ms -> %s" % (
                     timer_ms, healthy * 1000, silent * 1000, extra * 1000,
                     "OK" if extra <= timer_ms / 1000.0 + 0.1 else "MISSED"))
-            if rates or cpu_rate:
+            if rates or cpu_rates:
                 # One peer per region; calls all go to the region 1 peer (one UAS is the limit here).
                 peers = ((1, 10, 100),)
                 topo = (Topology(prefix=TLS_PREFIX, domain=TLS_DOMAIN, region1_peers=peers, region2_peers=peers)
@@ -848,15 +940,15 @@ def main() -> int:
                 rig.hold_ms = args.hold_ms
                 try:
                     rig.prepare()
-                    print(describe(rig, args, rates, cpu_rate))
+                    print(describe(rig, args, rates, cpu_rates))
                     results = []
                     for run in range(1, args.runs + 1):
                         print("  run %d" % run)
-                        results.append(measure_run(rig, run, rates, args.step_seconds, cpu_rate, args.cpu_seconds,
+                        results.append(measure_run(rig, run, rates, args.step_seconds, cpu_rates, args.cpu_seconds,
                                                    args.cpu_turns, args.retries, args.kamailio_cpu))
                 finally:
                     _all([rig.stop_peers, rig.stop])
-                print_table(results, rates, cpu_rate)
+                print_table(results, rates, cpu_rates, args.kamailio_cpu)
     finally:
         lease.close()
     print("elapsed %.0f s" % (time.monotonic() - started))
