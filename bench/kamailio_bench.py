@@ -139,9 +139,9 @@ def _drop_dialog_name(cfg: str, sni: str) -> str:  # pylint: disable=unused-argu
 
 
 def _no_hmac(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
-    """The dialog name's MAC not computed (the claimed MAC taken as it is): the cost of its HMAC-SHA256
-    (crypto_hmac_sha256, OpenSSL's HMAC)."""
-    return _sub(r"\tcrypto_hmac_sha256\(.*?\n.*?\n", "\t$var(commsgw_tls_mac_want) = $var(commsgw_tls_mac);\n", cfg)
+    """The dialog name's MAC not computed (the claimed MAC taken as it is): the cost of its HMAC-SHA256."""
+    return _sub(r"\nroute\[COMMSGW_TLS_MAC\] \{\n.*?\n\}\n",
+                "\nroute[COMMSGW_TLS_MAC] {\n\t$var(commsgw_tls_mac_want) = $var(commsgw_tls_mac);\n}\n", cfg)
 
 
 def _no_request_checks(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument

@@ -18,6 +18,8 @@ Lab (Topology block 100): region 1 peers 127.0.110.1 (SRV 10/60), .2 (10/40), .3
 from __future__ import annotations
 
 import copy
+import hashlib
+import hmac
 import re
 import subprocess
 import time
@@ -27,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.secret import dialog_key, dialog_mac_message
 from harness import pki as pkimod
 from harness import rootfs
 from harness.tools import needs
@@ -497,7 +500,7 @@ def test_a_forged_dialog_route_from_outside_every_range_reaches_nobody(peers: Tl
     variants = {
         "the reviewer's Route": ["<sip:%s:5060;lr;cgwtls=wrong.example>" % target],
         "the SBC's Route, name without a MAC": ["<%s;cgwtls=wrong.example>" % sbc],
-        "the SBC's Route, a forged MAC": ["<%s;cgwtls=wrong.example;cgwmac=%s>" % (sbc, "A" * 22)],
+        "the SBC's Route, a forged MAC": ["<%s;cgwtls=wrong.example;cgwmac=%s>" % (sbc, "a" * 33)],
     }
     try:
         replies = {}
@@ -553,9 +556,12 @@ def test_a_retired_peer_ends_its_call_and_nothing_else_passes(peers: TlsLab) -> 
         _retire(lab, R1_HOST, time.time() + 3600)
         cert = lab.pki.peers[R1_HOST]
         route = dialog.record_route
+        real = dialog_mac(lab.secret_dir / "secret.cfg", dialog.call_id, R1_HOST)
         forged = {
-            "forged MAC": in_dialog(dialog, peer, route=[re.sub(r"cgwmac=[^;>]+", "cgwmac=" + "A" * 22, r)
-                                                         for r in route]),
+            "forged MAC": in_dialog(dialog, peer, route=_with_mac(route, "a" * 33)),
+            "truncated MAC": in_dialog(dialog, peer, route=_with_mac(route, real[:-1])),
+            "altered MAC": in_dialog(dialog, peer, route=_with_mac(route, real[:-1] + ("1" if real[-1] == "0" else "0"))),
+            "lengthened MAC": in_dialog(dialog, peer, route=_with_mac(route, real + "0")),
             "no MAC": in_dialog(dialog, peer, route=[re.sub(r";cgwmac=[^;>]+", "", r) for r in route]),
             "MAC of another Call-ID": in_dialog(dialog, peer, call_id="other-" + dialog.call_id),
             "top Route not the SBC": in_dialog(dialog, peer, route=_route_of(dialog, target)),
@@ -580,9 +586,22 @@ def test_a_retired_peer_ends_its_call_and_nothing_else_passes(peers: TlsLab) -> 
     assert expired == 403
     assert status(ended.reply) == 200, (ended, lab.kamailio.log_tail(20) if lab.kamailio else "")
     assert len(byes) == 1 and dialog.call_id.encode() in byes[0], byes
-    # The SBC recorded the peer's name and its MAC (22 base64url characters) in both of its Record-Routes.
-    assert all(re.search(r";cgwtls=%s;cgwmac=[A-Za-z0-9_-]{22}[;>]" % re.escape(R1_HOST), rr)
-               for rr in dialog.record_route), dialog.record_route
+    # The SBC recorded the peer's name and its MAC in both of its Record-Routes: HMAC-SHA256 with the key of
+    # its secret file (Python's hmac), as docs/kamailio-tls.md describes it.
+    assert all(re.search(r";cgwtls=%s;cgwmac=%s[;>]" % (re.escape(R1_HOST), real), rr)
+               for rr in dialog.record_route), (real, dialog.record_route)
+
+
+def _with_mac(route: list[str], mac: str) -> list[str]:
+    return [re.sub(r"cgwmac=[^;>]+", "cgwmac=" + mac, r) for r in route]
+
+
+def dialog_mac(secret_file: Path, call_id: str, name: str) -> str:
+    """The dialog-name MAC docs/kamailio-tls.md describes, computed here with Python's hmac from the key of the
+    SBC's secret file: the first 33 hex digits of HMAC-SHA256(key, "<len(name)>:<name>:<Call-ID>")."""
+    key = dialog_key(secret_file.read_text())
+    assert key, "no dialog key in %s" % secret_file
+    return hmac.new(key, dialog_mac_message(name, call_id).encode(), hashlib.sha256).hexdigest()[:33]
 
 
 # An unprivileged local user's OPTIONS to the ping relay (argv: bind address, relay address and port, ACG

@@ -5,15 +5,21 @@
 
 What only this Kamailio may know, so that nobody else can mint what it trusts:
 
-* ``COMMSGW_DIALOG_KEY``: the HMAC-SHA256 key of the ``cgwmac`` the SBC adds next to a dialog's TLS
-  name in its Record-Route (``cgwtls``). A name comes back in a Route from the peer; it is believed
-  only with the MAC the SBC itself computed over the Call-ID and the name (docs/kamailio-tls.md).
+* ``COMMSGW_DIALOG_HMAC_IPAD`` and ``COMMSGW_DIALOG_HMAC_OPAD``: the HMAC-SHA256 key ``K`` (256 bits) of
+  the ``cgwmac`` the SBC adds next to a dialog's TLS name in its Record-Route (``cgwtls``), as HMAC's
+  inner and outer keys: ``K`` padded with zeros to SHA-256's 64-byte block, XOR 0x36 and XOR 0x5c
+  (hex). Kamailio has no HMAC of its own that is cheap (crypto_hmac_sha256 is OpenSSL 3's one-shot
+  ``HMAC()``); with these, ``SHA-256(opad-key + SHA-256(ipad-key + message))`` is HMAC-SHA256(K,
+  message) computed with its ``{s.sha256}`` (RFC 2104). A name comes back in a Route from the peer;
+  it is believed only with the MAC the SBC itself computed over the name and the Call-ID
+  (docs/kamailio-tls.md).
 * ``COMMSGW_PING_TOKEN``: the user part of the From of the dispatcher's OPTIONS pings; the ping
   relay socket relays only OPTIONS carrying it (any local user can bind the ACG-facing address).
 
 The file is a Kamailio preprocessor fragment, read by kamailio.cfg with ``import_file``::
 
-    #!substdef "!COMMSGW_DIALOG_KEY!<64 hex digits>!"
+    #!substdef "!COMMSGW_DIALOG_HMAC_IPAD!<128 hex digits>!"
+    #!substdef "!COMMSGW_DIALOG_HMAC_OPAD!<128 hex digits>!"
     #!substdef "!COMMSGW_PING_TOKEN!<32 hex digits>!"
 
 It is generated on the SBC host by ``commsgw.routing.kamailio_secret`` (never on the controller, never
@@ -27,19 +33,24 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import hashlib
 import os
 import re
 import secrets
 import stat
 import typing as t
 
-DIALOG_KEY = "COMMSGW_DIALOG_KEY"
+DIALOG_IPAD = "COMMSGW_DIALOG_HMAC_IPAD"
+DIALOG_OPAD = "COMMSGW_DIALOG_HMAC_OPAD"
 PING_TOKEN = "COMMSGW_PING_TOKEN"
+DIALOG_KEY_BYTES = 32
+_BLOCK_BYTES = 64  # SHA-256's block: HMAC pads its key to it
 FILE_MODE = 0o400
 DIR_MODE = 0o711  # Kamailio's user may open the file by its path, nobody may list or change the directory
 _MAX_BYTES = 4096
-_TEXT_RE = re.compile(r"\A# commsgw\.routing: [^\n]*\n#!substdef \"!%s![0-9a-f]{64}!\"\n#!substdef \"!%s![0-9a-f]{32}!\"\n\Z"
-                      % (DIALOG_KEY, PING_TOKEN))
+_TEXT_RE = re.compile(r"\A# commsgw\.routing: [^\n]*\n#!substdef \"!%s!([0-9a-f]{128})!\"\n"
+                      r"#!substdef \"!%s!([0-9a-f]{128})!\"\n#!substdef \"!%s![0-9a-f]{32}!\"\n\Z"
+                      % (DIALOG_IPAD, DIALOG_OPAD, PING_TOKEN))
 
 
 class SecretError(Exception):
@@ -53,15 +64,52 @@ class SecretResult:
     fixed: list[str]
 
 
+def hmac_pads(key: bytes) -> tuple[bytes, bytes]:
+    """HMAC-SHA256's inner and outer keys for ``key`` (RFC 2104): the key padded with zeros to the 64-byte
+    block, XOR 0x36 and XOR 0x5c."""
+    if len(key) > _BLOCK_BYTES:
+        raise ValueError("an HMAC key longer than the block is hashed first; the dialog key never is")
+    padded = key.ljust(_BLOCK_BYTES, b"\0")
+    return bytes(b ^ 0x36 for b in padded), bytes(b ^ 0x5c for b in padded)
+
+
+def hmac_sha256_with_pads(ipad_key: bytes, opad_key: bytes, message: bytes) -> bytes:
+    """What kamailio.cfg computes with {s.sha256} and the two keys of the secret file (route COMMSGW_TLS_MAC):
+    HMAC-SHA256 of ``message`` with the key the pads were made from."""
+    return hashlib.sha256(opad_key + hashlib.sha256(ipad_key + message).digest()).digest()
+
+
+def dialog_mac_message(name: str, call_id: str) -> str:
+    """The message of a dialog name's MAC: ``<length of name>:<name>:<Call-ID>``. The decimal length ends at the
+    first colon, so the name ends where it says and the rest is the Call-ID: no two (name, Call-ID) pairs
+    give one message, whatever either contains (both come from the network when a MAC is checked)."""
+    return "%d:%s:%s" % (len(name.encode()), name, call_id)
+
+
 def new_secret_text() -> str:
-    """A fresh secret file body (256-bit dialog key, 128-bit ping token from the OS's CSPRNG)."""
+    """A fresh secret file body: a 256-bit dialog key as HMAC's two padded keys, a 128-bit ping token, both
+    from the OS's CSPRNG."""
+    ipad_key, opad_key = hmac_pads(secrets.token_bytes(DIALOG_KEY_BYTES))
     return ("# commsgw.routing: this SBC's own secret, generated here; never copy it (docs/kamailio-tls.md)\n"
-            "#!substdef \"!%s!%s!\"\n#!substdef \"!%s!%s!\"\n"
-            % (DIALOG_KEY, secrets.token_hex(32), PING_TOKEN, secrets.token_hex(16)))
+            "#!substdef \"!%s!%s!\"\n#!substdef \"!%s!%s!\"\n#!substdef \"!%s!%s!\"\n"
+            % (DIALOG_IPAD, ipad_key.hex(), DIALOG_OPAD, opad_key.hex(), PING_TOKEN, secrets.token_hex(16)))
+
+
+def dialog_key(text: str) -> t.Optional[bytes]:
+    """The dialog key a secret file's text carries (its two padded keys made from one 256-bit key); None when
+    the text is no valid secret file (e.g. one written before issue 25, with the key itself: replaced)."""
+    match = _TEXT_RE.match(text)
+    if not match:
+        return None
+    ipad_key = bytes.fromhex(match.group(1))
+    key = bytes(b ^ 0x36 for b in ipad_key)
+    if any(key[DIALOG_KEY_BYTES:]) or hmac_pads(key[:DIALOG_KEY_BYTES]) != (ipad_key, bytes.fromhex(match.group(2))):
+        return None
+    return key[:DIALOG_KEY_BYTES]
 
 
 def is_secret_text(text: str) -> bool:
-    return bool(_TEXT_RE.match(text))
+    return dialog_key(text) is not None
 
 
 def ensure_secret(path: str, uid: int, check_mode: bool = False) -> SecretResult:

@@ -19,16 +19,16 @@ from ansible_collections.commsgw.routing.plugins.module_utils.core.host_port imp
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.rows import (
     ACL_GROUP, DS_ALG_RELATIVE_WEIGHT, DS_FLAG_PROBING, RETIRED_GROUP, KamailioViewError, acl_rows, dispatcher_sets,
     mcp_dispatcher_sets, ping_relay_uri, retired_acl_rows, sip_socket)
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.secret import DIALOG_KEY, PING_TOKEN
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.secret import DIALOG_IPAD, DIALOG_OPAD, PING_TOKEN
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.sizing import kamailio_processes, memory_view
 
 MCP_HOLD_TABLE = "commsgw_mcp_hold"
 MCP_REJECT_REASON = "MCP Unavailable"
 TLS_DIALOG_PARAM = "cgwtls"
-# The MAC of a dialog's TLS name (HMAC-SHA256 over Call-ID and name with the SBC's secret key, base64url):
-# its first 22 characters (132 bits) are plenty against forgery and keep the Record-Route short.
+# The MAC of a dialog's TLS name (HMAC-SHA256 over name and Call-ID with the SBC's secret key, hex): its
+# first 33 hex digits (132 bits) are plenty against forgery and keep the Record-Route short.
 TLS_DIALOG_MAC_PARAM = "cgwmac"
-TLS_DIALOG_MAC_CHARS = 22
+TLS_DIALOG_MAC_CHARS = 33
 # The From user of the dispatcher's pings: this prefix and the SBC's secret ping token.
 TLS_PING_USER_PREFIX = "cgwping-"
 TLS_VERDICT_TTL_S = 3700  # > tcp_connection_lifetime (3605 s) in kamailio.cfg.j2
@@ -210,8 +210,9 @@ def build_view(plan: t.Mapping[str, t.Any], settings: t.Mapping[str, t.Any], ver
             "dialog_mac_param": TLS_DIALOG_MAC_PARAM,
             "dialog_mac_chars": TLS_DIALOG_MAC_CHARS,
             # The secret file (import_file: absent, no name is believed and no ping relayed) and the
-            # names of its two values in the preprocessor.
-            "secret": {"file": settings["secret_file"], "dialog_key": DIALOG_KEY, "ping_token": PING_TOKEN},
+            # names of its values in the preprocessor (the dialog key as HMAC's inner and outer keys).
+            "secret": {"file": settings["secret_file"], "dialog_ipad": DIALOG_IPAD, "dialog_opad": DIALOG_OPAD,
+                       "ping_token": PING_TOKEN},
             "ping_from": "sip:%s%s@%s" % (TLS_PING_USER_PREFIX, PING_TOKEN, acg["address"]),
             "ping_user": TLS_PING_USER_PREFIX + PING_TOKEN,
             # ranges the plan retired (acl.retired), admitted in-dialog until their time is up.
