@@ -248,9 +248,19 @@ def test_the_secret_is_imported_never_rendered() -> None:
     assert mac, "route COMMSGW_TLS_MAC exists only with the key"
     # What it computes is HMAC-SHA256: tests/unit/kamailio/test_kamailio_dialog_mac.py runs it.
     assert "COMMSGW_DIALOG_HMAC_IPAD" in mac.group(1) and "COMMSGW_DIALOG_HMAC_OPAD" in mac.group(1)
-    name = _route(cfg, "COMMSGW_TLS_NAME_IN_ROUTE")
-    assert name.index("#!ifdef COMMSGW_DIALOG_HMAC_IPAD") < name.index("route(COMMSGW_TLS_MAC)") \
-        < name.index("$var(commsgw_tls_name) = $var(commsgw_tls_claim);") < name.index("#!else\n\treturn(-1);")
+    for reader in ("COMMSGW_TLS_NAME_IN_URI", "COMMSGW_TLS_NAME_IN_ROUTE"):
+        name = _route(cfg, reader)
+        assert name.index("#!ifdef COMMSGW_DIALOG_HMAC_IPAD") < name.index("if (!route(COMMSGW_TLS_BELIEVE)) {") \
+            < name.index("#!else\n\treturn(-1);"), reader
+    believe = re.search(r"^#!ifdef COMMSGW_DIALOG_HMAC_IPAD\n\n.*?^route\[COMMSGW_TLS_BELIEVE\] \{\n(.*?)^\}\n", cfg,
+                        re.S | re.M)
+    assert believe, "route COMMSGW_TLS_BELIEVE exists only with the key"
+    assert believe.group(1).index("route(COMMSGW_TLS_MAC)") \
+        < believe.group(1).index("if ($var(commsgw_tls_mac) != $var(commsgw_tls_mac_want)) {") \
+        < believe.group(1).index("$var(commsgw_tls_name) = $var(commsgw_tls_claim);")
+    # A Route URI's name and MAC are read by the URI parser, not a regex.
+    uri = _route(cfg, "COMMSGW_TLS_NAME_IN_URI")
+    assert "{uri.param,cgwtls}" in uri and "{uri.param,cgwmac}" in uri and "re.subst" not in uri
     branch = re.search(r"^branch_route\[COMMSGW_TLS_BRANCH\] \{\n(.*?)^\}", cfg, re.S | re.M)
     assert branch and branch.group(1).index("#!ifdef COMMSGW_DIALOG_HMAC_IPAD") < branch.group(1).index("add_rr_param")
     assert re.search(r'#!ifdef COMMSGW_PING_TOKEN\nmodparam\("dispatcher", "ds_ping_from", '
@@ -271,7 +281,7 @@ def test_a_dialog_name_is_believed_only_from_a_top_route_that_is_the_sbc() -> No
     cfg = _cfg()
     dialog = _route(cfg, "COMMSGW_TLS_DIALOG_NAME")
     assert dialog.index('if (!is_present_hf("Route") || !is_myself("$route_uri")) {') \
-        < dialog.index("$var(commsgw_tls_route) = $route_uri;") < dialog.index("route(COMMSGW_TLS_NAME_IN_ROUTE)")
+        < dialog.index("$var(commsgw_tls_route) = $route_uri;") < dialog.index("route(COMMSGW_TLS_NAME_IN_URI)")
     # Every in-dialog request: a top Route that is not the SBC is refused before loose_route follows it.
     common = _route(cfg, "COMMON")
     assert common.index('if (is_present_hf("Route") && !is_myself("$route_uri")) {') < common.index("if (loose_route())")
