@@ -23,12 +23,14 @@ from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render im
 
 from tests.unit.kamailio.test_kamailio_tls_render import SETTINGS, _plan
 
-# Keys whose bytes make NULs in the pads (0x36, 0x5c), the byte values Kamailio strings might mishandle.
-KEYS = [secrets.token_bytes(32) for _key in range(4)] + [bytes([0x36, 0x5c, 0x00, 0xff] * 8), b"\x00" * 32]
+# Fixed pseudo-random keys (pytest-xdist's workers must collect the same parameters), and keys whose bytes make
+# NULs in the pads (0x36, 0x5c), the byte values Kamailio strings might mishandle.
+KEYS = {"random %d" % n: hashlib.sha256(b"test_kamailio_dialog_mac %d" % n).digest() for n in range(4)}
+KEYS.update({"NULs in both pads": bytes([0x36, 0x5c, 0x00, 0xff] * 8), "all zero": b"\x00" * 32})
 MESSAGES = [b"", b"14:r1.example.com:abc@host", bytes(range(256)), b"x" * 1000]
 
 
-@pytest.mark.parametrize("key", KEYS)
+@pytest.mark.parametrize("key", list(KEYS.values()), ids=list(KEYS))
 def test_the_padded_keys_make_hmac_sha256(key: bytes) -> None:
     ipad_key, opad_key = hmac_pads(key)
     assert len(ipad_key) == len(opad_key) == 64
@@ -132,10 +134,12 @@ def _run_mac_route(body: str, variables: dict[str, bytes], call_id: bytes) -> by
     return variables["commsgw_tls_mac_want"]
 
 
-@pytest.mark.parametrize("key_text", [new_secret_text(), new_secret_text()])
-def test_the_rendered_route_computes_hmac_sha256_of_name_and_call_id(key_text: str) -> None:
+@pytest.mark.parametrize("attempt", [1, 2])
+def test_the_rendered_route_computes_hmac_sha256_of_name_and_call_id(attempt: int) -> None:
     """Route COMMSGW_TLS_MAC as rendered, with the values the secret file substitutes (#!substdef): its cgwmac
     is the first 33 hex digits of hmac.new(key, "<len>:<name>:<Call-ID>", sha256) for each name and Call-ID."""
+    del attempt  # two fresh secrets (collected alike by every pytest-xdist worker)
+    key_text = new_secret_text()
     cfg = render_kamailio(_plan(), SETTINGS, "6.0.1")["kamailio.cfg"]
     route = re.search(r"^route\[COMMSGW_TLS_MAC\] \{\n(.*?)^\}", cfg, re.S | re.M)
     assert route
