@@ -9,6 +9,7 @@ work itself (about 1.5 s for 320 hosts). The module file keeps the documentation
 and the logic (``outcome``), so the module also works when called directly.
 """
 
+import gc
 import typing as t
 
 from ansible.errors import AnsibleActionFail
@@ -28,6 +29,11 @@ class ControllerModuleAction(ActionBase):
         raise NotImplementedError
 
     def run(self, tmp=None, task_vars=None):
+        # Ansible forked this worker for this one task and host, and it exits after it: nothing it inherited (the
+        # inventory, the variables, the loaded plugins) becomes garbage here. Frozen, those objects stay out of the
+        # collector's full passes, which reading 1,000 hosts' variables otherwise triggers over the whole heap
+        # (about 40 ms of validate.yml on a 1,000-SBC inventory, issue 25 item 4).
+        gc.freeze()
         result = super().run(tmp, task_vars)
         validation, params = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
         if validation.error_messages:
