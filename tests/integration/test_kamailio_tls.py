@@ -18,8 +18,6 @@ Lab (Topology block 100): region 1 peers 127.0.110.1 (SRV 10/60), .2 (10/40), .3
 from __future__ import annotations
 
 import copy
-import hashlib
-import hmac
 import re
 import subprocess
 import time
@@ -29,9 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.secret import dialog_key, dialog_mac_message
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.secret import dialog_key
 from harness import pki as pkimod
 from harness import rootfs
+from harness.dialog_mac import expected_dialog_mac
 from harness.tools import needs
 from harness.kamailio import BlockLease, KamailioError, KamailioProcess, Topology, sbc_secret, write_rendered
 from harness.sip_dialog import CoreUac, Dialog, UdpSink, in_dialog, status
@@ -601,7 +600,7 @@ def dialog_mac(secret_file: Path, call_id: str, name: str) -> str:
     SBC's secret file: the first 33 hex digits of HMAC-SHA256(key, "<len(name)>:<name>:<Call-ID>")."""
     key = dialog_key(secret_file.read_text())
     assert key, "no dialog key in %s" % secret_file
-    return hmac.new(key, dialog_mac_message(name, call_id).encode(), hashlib.sha256).hexdigest()[:33]
+    return expected_dialog_mac(key, name, call_id)
 
 
 # An unprivileged local user's OPTIONS to the ping relay (argv: bind address, relay address and port, ACG

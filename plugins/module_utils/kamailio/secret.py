@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import hashlib
 import os
 import re
 import secrets
@@ -71,19 +70,6 @@ def hmac_pads(key: bytes) -> tuple[bytes, bytes]:
         raise ValueError("an HMAC key longer than the block is hashed first; the dialog key never is")
     padded = key.ljust(_BLOCK_BYTES, b"\0")
     return bytes(b ^ 0x36 for b in padded), bytes(b ^ 0x5c for b in padded)
-
-
-def hmac_sha256_with_pads(ipad_key: bytes, opad_key: bytes, message: bytes) -> bytes:
-    """What kamailio.cfg computes with {s.sha256} and the two keys of the secret file (route COMMSGW_TLS_MAC):
-    HMAC-SHA256 of ``message`` with the key the pads were made from."""
-    return hashlib.sha256(opad_key + hashlib.sha256(ipad_key + message).digest()).digest()
-
-
-def dialog_mac_message(name: str, call_id: str) -> str:
-    """The message of a dialog name's MAC: ``<length of name>:<name>:<Call-ID>``. The decimal length ends at the
-    first colon, so the name ends where it says and the rest is the Call-ID: no two (name, Call-ID) pairs
-    give one message, whatever either contains (both come from the network when a MAC is checked)."""
-    return "%d:%s:%s" % (len(name.encode()), name, call_id)
 
 
 def new_secret_text() -> str:

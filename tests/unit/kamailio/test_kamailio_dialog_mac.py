@@ -17,9 +17,9 @@ import typing as t
 import pytest
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.secret import (
-    DIALOG_IPAD, DIALOG_OPAD, PING_TOKEN, dialog_key, dialog_mac_message, hmac_pads, hmac_sha256_with_pads,
-    is_secret_text, new_secret_text)
+    DIALOG_IPAD, DIALOG_OPAD, PING_TOKEN, dialog_key, hmac_pads, is_secret_text, new_secret_text)
 from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import render_kamailio
+from harness.dialog_mac import dialog_mac_message, expected_dialog_mac, hmac_sha256_with_pads
 
 from tests.unit.kamailio.test_kamailio_tls_render import SETTINGS, _plan
 
@@ -152,5 +152,5 @@ def test_the_rendered_route_computes_hmac_sha256_of_name_and_call_id(attempt: in
                           ("pstn-region1.tls.example.test", secrets.token_hex(20) + "@198.51.100.7")]:
         variables = {"commsgw_tls_claim": name.encode(), "commsgw_tls_pads_ready": b""}
         got = _run_mac_route(body, variables, call_id.encode())
-        want = hmac.new(key, dialog_mac_message(name, call_id).encode(), hashlib.sha256).hexdigest()[:33]
+        want = expected_dialog_mac(key, name, call_id)
         assert got.decode() == want, (name, call_id)
