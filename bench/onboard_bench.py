@@ -64,6 +64,8 @@ PLAYBOOK_BASE_TIMEOUT_S = 300
 PLAYBOOK_PER_SBC_TIMEOUT_S = 120
 BASELINE_TIMEOUT_S = 120
 
+OUTPUT_DIR: Path | None = None
+
 BASELINE_PLAYBOOK = [{
     "name": "Reach the hosts: SSH + become, one command", "hosts": "all", "gather_facts": False,
     "serial": "{{ bench_serial | int }}",
@@ -133,6 +135,10 @@ def run_playbook(inventory: Path, playbook: Path, forks: int, timeout: float,
     started = time.monotonic()
     proc = subprocess.run(cmd, cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=timeout, check=False)
     wall = time.monotonic() - started
+    if OUTPUT_DIR:  # --output-dir: every playbook's output, numbered in run order
+        OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
+        log = OUTPUT_DIR / ("%03d-%s.log" % (len(list(OUTPUT_DIR.iterdir())), playbook.stem))
+        log.write_text(proc.stdout + proc.stderr)
     after = os.times()
     cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     if proc.returncode != 0:
@@ -214,7 +220,11 @@ def main() -> None:
     parser.add_argument("--forks", type=int, default=0,
                         help="--forks of every playbook, at least the serial (default: the serial, so serial 1 runs "
                              "the probe play one SBC at a time too; 5 is Ansible's own default)")
+    parser.add_argument("--output-dir", type=Path,
+                        help="write every playbook's output there (e.g. with a timing callback enabled)")
     args = parser.parse_args()
+    global OUTPUT_DIR  # pylint: disable=global-statement
+    OUTPUT_DIR = args.output_dir
     if any(count < 2 or count > 60 for count in args.hosts) or args.runs < 1:
         parser.error("--hosts: 2..60 each; --runs >= 1")
 

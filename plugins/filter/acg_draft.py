@@ -33,12 +33,16 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.module_utils.azure.arm import ArmError
-from ansible_collections.commsgw.routing.plugins.module_utils.azure.draft import draft_yaml
-from ansible_collections.commsgw.routing.plugins.module_utils.azure.resource import normalise
+# Imported when a filter runs, not when the file loads: to find any one commsgw.routing filter, Ansible imports
+# every filter file of the collection, in the worker it forks for each task and host (docs/rerun.md).
+# pylint: disable=import-outside-toplevel
 
 
 def acg_draft(resource):
+    from ansible_collections.commsgw.routing.plugins.module_utils.azure.arm import ArmError
+    from ansible_collections.commsgw.routing.plugins.module_utils.azure.draft import draft_yaml
+    from ansible_collections.commsgw.routing.plugins.module_utils.azure.resource import normalise
+
     try:
         return draft_yaml(normalise(resource))
     except ArmError as exc:

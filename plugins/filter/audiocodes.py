@@ -43,11 +43,15 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.platform import AUDIOCODES
-from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.rows import RenderError
+# Imported when a filter runs, not when the file loads: to find any one commsgw.routing filter, Ansible imports
+# every filter file of the collection, in the worker it forks for each task and host (docs/rerun.md).
+# pylint: disable=import-outside-toplevel
 
 
 def audiocodes_render(plan, settings, host):
+    from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.platform import AUDIOCODES
+    from ansible_collections.commsgw.routing.plugins.module_utils.audiocodes.rows import RenderError
+
     if not isinstance(plan, dict) or not isinstance(settings, dict):
         raise AnsibleFilterError("audiocodes_render expects the site plan and the host's commsgw_sbc as mappings")
     try:

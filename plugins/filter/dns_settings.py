@@ -44,11 +44,15 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.module_utils.srv.dns_settings import (
-    DnsSettingsError, deployment_dns_settings)
+# Imported when a filter runs, not when the file loads: to find any one commsgw.routing filter, Ansible imports
+# every filter file of the collection, in the worker it forks for each task and host (docs/rerun.md).
+# pylint: disable=import-outside-toplevel
 
 
 def dns_settings(sbc_hosts, defaults=None):
+    from ansible_collections.commsgw.routing.plugins.module_utils.srv.dns_settings import (
+        DnsSettingsError, deployment_dns_settings)
+
     if not isinstance(sbc_hosts, dict):
         raise AnsibleFilterError("dns_settings expects the mapping returned by commsgw.routing.sbc_facts")
     try:

@@ -51,11 +51,15 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import (
-    KamailioRenderError, render_kamailio)
+# Imported when a filter runs, not when the file loads: to find any one commsgw.routing filter, Ansible imports
+# every filter file of the collection, in the worker it forks for each task and host (docs/rerun.md).
+# pylint: disable=import-outside-toplevel
 
 
 def kamailio_files(plan, settings, version, host=None):
+    from ansible_collections.commsgw.routing.plugins.plugin_utils.kamailio_render import (
+        KamailioRenderError, render_kamailio)
+
     if not isinstance(plan, dict) or not isinstance(settings, dict):
         raise AnsibleFilterError("kamailio_files expects a plan mapping and a settings mapping")
     try:

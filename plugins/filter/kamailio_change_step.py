@@ -44,10 +44,14 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.change_step import change_step
+# Imported when a filter runs, not when the file loads: to find any one commsgw.routing filter, Ansible imports
+# every filter file of the collection, in the worker it forks for each task and host (docs/rerun.md).
+# pylint: disable=import-outside-toplevel
 
 
 def kamailio_change_step(push, kind, services):
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.change_step import change_step
+
     if kind not in ("push", "rollback") or not isinstance(services, (list, tuple)):
         raise AnsibleFilterError("kamailio_change_step expects kind push or rollback and a list of service results")
     return change_step(kind, push if isinstance(push, dict) else {}, list(services))

@@ -39,13 +39,17 @@ import os
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.push_input import code_digest, input_digest
+# Imported when a filter runs, not when the file loads: to find any one commsgw.routing filter, Ansible imports
+# every filter file of the collection, in the worker it forks for each task and host (docs/rerun.md).
+# pylint: disable=import-outside-toplevel
 
 # plugins/filter/<this file> -> the collection's root
 _COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def kamailio_input_digest(files, variables):
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.push_input import code_digest, input_digest
+
     if not isinstance(files, dict) or not isinstance(variables, dict):
         raise AnsibleFilterError("kamailio_input_digest expects the rendered files and the variables as mappings")
     return input_digest(files, variables, code_digest(_COLLECTION_ROOT))

@@ -52,12 +52,16 @@ import time
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.readback import (
-    ReadbackError, parse_address_rows, parse_retired_rows)
-from ansible_collections.commsgw.routing.plugins.module_utils.migration.transition import retire_narrowed_ranges
+# Imported when a filter runs, not when the file loads: to find any one commsgw.routing filter, Ansible imports
+# every filter file of the collection, in the worker it forks for each task and host (docs/rerun.md).
+# pylint: disable=import-outside-toplevel
 
 
 def kamailio_retired(plan, deployed_address_list, retention_s, now=None):
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.readback import (
+        ReadbackError, parse_address_rows, parse_retired_rows)
+    from ansible_collections.commsgw.routing.plugins.module_utils.migration.transition import retire_narrowed_ranges
+
     if not isinstance(plan, dict):
         raise AnsibleFilterError("kamailio_retired expects a plan mapping")
     text = str(deployed_address_list or "")

@@ -46,11 +46,15 @@ import os
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.plugin_utils.platform_filter import filter_platform
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.options import artefact_file
+# Imported when a filter runs, not when the file loads: to find any one commsgw.routing filter, Ansible imports
+# every filter file of the collection, in the worker it forks for each task and host (docs/rerun.md).
+# pylint: disable=import-outside-toplevel
 
 
 def sbc_artefact_files(artefacts, platform, directory):
+    from ansible_collections.commsgw.routing.plugins.plugin_utils.platform_filter import filter_platform
+    from ansible_collections.commsgw.routing.plugins.module_utils.sbc.options import artefact_file
+
     if not isinstance(artefacts, dict):
         raise AnsibleFilterError("sbc_artefact_files expects the rendered artefacts (name to text)")
     found = filter_platform(platform)

@@ -38,7 +38,15 @@ _value:
   type: dict
 """
 
-from ansible_collections.commsgw.routing.plugins.plugin_utils.sbc_facts import sbc_facts
+# Imported when a filter runs, not when the file loads: to find any one commsgw.routing filter, Ansible imports
+# every filter file of the collection, in the worker it forks for each task and host (docs/rerun.md).
+# pylint: disable=import-outside-toplevel
+
+
+def sbc_facts(hostvars, hosts):
+    from ansible_collections.commsgw.routing.plugins.plugin_utils.sbc_facts import sbc_facts as facts
+
+    return facts(hostvars, hosts)
 
 
 class FilterModule:

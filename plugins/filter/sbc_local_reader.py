@@ -37,11 +37,16 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.options import PlatformOptionsError, validate_options
-from ansible_collections.commsgw.routing.plugins.plugin_utils.platform_filter import filter_platform
+# Imported when a filter runs, not when the file loads: to find any one commsgw.routing filter, Ansible imports
+# every filter file of the collection, in the worker it forks for each task and host (docs/rerun.md).
+# pylint: disable=import-outside-toplevel
 
 
 def sbc_local_reader(name, options):
+    from ansible_collections.commsgw.routing.plugins.module_utils.sbc.options import (
+        PlatformOptionsError, validate_options)
+    from ansible_collections.commsgw.routing.plugins.plugin_utils.platform_filter import filter_platform
+
     platform = filter_platform(name, "sbc_local_reader: ")
     try:
         values = validate_options(platform, options)[0]

@@ -46,11 +46,15 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.options import inventory_options
-from ansible_collections.commsgw.routing.plugins.plugin_utils.platform_filter import filter_platform
+# Imported when a filter runs, not when the file loads: to find any one commsgw.routing filter, Ansible imports
+# every filter file of the collection, in the worker it forks for each task and host (docs/rerun.md).
+# pylint: disable=import-outside-toplevel
 
 
 def sbc_platform_options(name, settings, host_vars):
+    from ansible_collections.commsgw.routing.plugins.module_utils.sbc.options import inventory_options
+    from ansible_collections.commsgw.routing.plugins.plugin_utils.platform_filter import filter_platform
+
     platform = filter_platform(name)
     if settings is not None and not isinstance(settings, dict):
         raise AnsibleFilterError("sbc_platform_options: settings (commsgw_sbc) is not a mapping")

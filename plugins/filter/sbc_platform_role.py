@@ -4,18 +4,26 @@
 """The filters that hand a host's SBC to its platform's role: sbc_platform_role and sbc_platform_name, documented
 in sbc_platform_role.yml and sbc_platform_name.yml (two filters of one file, as ansible.builtin's core filters)."""
 
-from ansible_collections.commsgw.routing.plugins.plugin_utils.platform_filter import filter_platform
+# Imported when a filter runs, not when the file loads: to find any one commsgw.routing filter, Ansible imports
+# every filter file of the collection, in the worker it forks for each task and host (docs/rerun.md).
+# pylint: disable=import-outside-toplevel
 
 
 def sbc_platform_role(name):
+    from ansible_collections.commsgw.routing.plugins.plugin_utils.platform_filter import filter_platform
+
     return filter_platform(name).role
 
 
 def sbc_platform_name(name):
+    from ansible_collections.commsgw.routing.plugins.plugin_utils.platform_filter import filter_platform
+
     return filter_platform(name).name
 
 
 def sbc_platform_connection(name):
+    from ansible_collections.commsgw.routing.plugins.plugin_utils.platform_filter import filter_platform
+
     return filter_platform(name).connection
 
 

@@ -38,11 +38,15 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.commsgw.routing.plugins.module_utils.srv.recorded import (
-    answers_document, format_time, utc_now)
+# Imported when a filter runs, not when the file loads: to find any one commsgw.routing filter, Ansible imports
+# every filter file of the collection, in the worker it forks for each task and host (docs/rerun.md).
+# pylint: disable=import-outside-toplevel
 
 
 def srv_answers_file(registered, recorded_at=None):
+    from ansible_collections.commsgw.routing.plugins.module_utils.srv.recorded import (
+        answers_document, format_time, utc_now)
+
     results = registered.get("results", [registered]) if isinstance(registered, dict) else None
     if not isinstance(results, list):
         raise AnsibleFilterError("srv_answers_file expects the registered result of commsgw.routing.srv_audit")
