@@ -82,6 +82,13 @@ options:
   input_digest:
     description: The controller's input digest to record (O(state=recorded)).
     type: str
+  probe:
+    description:
+      - The options of M(commsgw.routing.probe) for this SBC (null values unset). With O(state=read), when the read finds
+        no reason to push and a record of the last push, the probe runs in the same round trip and RV(probe) is its
+        result, which the probe task of the run returns as its own when the push had nothing to do and its options
+        are these (docs/rerun.md). The probe never fails the read.
+    type: dict
 attributes:
   check_mode:
     description: O(state=read) reads only; O(state=recorded) records nothing in check mode.
@@ -122,6 +129,11 @@ reasons:
   returned: always
   type: list
   elements: str
+probe:
+  description: The result of M(commsgw.routing.probe) run with O(probe), with C(failed) and C(options_digest); null when
+    O(probe) is not set, the read found a reason to push, there is no record, or O(probe) are not valid probe options.
+  returned: state=read
+  type: dict
 recorded:
   description: Whether the record was written.
   returned: state=recorded
@@ -138,6 +150,8 @@ from ansible_collections.commsgw.routing.plugins.module_utils.host.push_state im
 from ansible_collections.commsgw.routing.plugins.module_utils.host.swap import read_file
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.converged import (
     FingerprintError, fingerprint, read_record, verdict, write_record)
+from ansible_collections.commsgw.routing.plugins.module_utils.probe.module import probe_with_read
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.generic_module import Run
 
 
 def _lines(module, argv):
@@ -206,6 +220,7 @@ def main():
             "pid_file": {"type": "path", "required": True},
             "packages": {"type": "list", "elements": "str", "default": []},
             "input_digest": {"type": "str"},
+            "probe": {"type": "dict"},
         },
         required_if=[("state", "recorded", ["input_digest"])],
         supports_check_mode=True,
@@ -244,6 +259,12 @@ def main():
             record, reasons = None, reasons + ["cannot read the record of the last push: %s" % exc]
         outcome = verdict(record, host or {}, reasons)
         result.update(outcome)
+        result["probe"] = None
+        if params["probe"] and outcome["recorded_input"] and not outcome["reasons"]:
+            # The push will likely have nothing to do: probe now, in this round trip, not in a second one later.
+            run = Run(check_mode=module.check_mode)
+            result["probe"] = probe_with_read(params["probe"], run)
+            module.no_log_values.update(run.masked)
         module.exit_json(**result)
     recorded = not reasons and host is not None and not module.check_mode
     if recorded:

@@ -165,6 +165,15 @@ options:
     description: Fail the task when the site verdict is C(fail). Set to false to print the summary first.
     type: bool
     default: true
+  result_from_read:
+    description:
+      - The probe that the SBC platform's read ran in this run, in the same round trip, because it found the SBC as
+        its last push left it (C(commsgw_sbc_probe_of_read), set by the platform's apply step only when its push had
+        nothing to do; C(docs/rerun.md)).
+      - Returned as this task's result, without contacting the SBC again, when it was run with the same options
+        (its C(options_digest)), passed (C(pass) or C(warn)), and no report file is asked for. Otherwise the probe
+        runs live as without it.
+    type: dict
 attributes:
   action:
     description: Runs on the controller for an API platform, where the task runs otherwise.
@@ -222,6 +231,10 @@ report:
       C(not_active), C(active_peers), C(state_mismatch), C(settle)), C(timings_ms), C(verdict), C(reasons).
   returned: always
   type: dict
+probed_with_read:
+  description: True when the result is O(result_from_read)'s, the probe the platform's read ran in this run.
+  returned: always
+  type: bool
 junit:
   description: Path of the JUnit XML file, when written.
   returned: when O(report_junit) is set and not in check mode
@@ -230,146 +243,8 @@ junit:
 
 
 from ansible_collections.commsgw.routing.plugins.module_utils.core.module_files import install_text
-from ansible_collections.commsgw.routing.plugins.module_utils.probe import run as probe
-from ansible_collections.commsgw.routing.plugins.module_utils.probe.report import summary_lines, to_json, to_junit
-from ansible_collections.commsgw.routing.plugins.module_utils.probe.settings import ProbeSettings, Thresholds
-from ansible_collections.commsgw.routing.plugins.module_utils.probe.tls import tls_context
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.generic_module import (
-    PlatformProblem, main as generic_main, platform_and_options)
-from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import (
-    ResolverSettings, dnspython_missing)
-
-NO_VIEW_HINT = " (or none to skip the SBC's view)"
-THRESHOLD_SPEC = {
-    "min_healthy_peers": {"type": "int", "default": 1},
-    "max_rtt_ms": {"type": "float"},
-    "cert_expiry_warn_days": {"type": "int", "default": 30},
-    "fail_on_drift": {"type": "bool", "default": True},
-    "fail_on_state_mismatch": {"type": "bool", "default": False},
-    "fail_on_out_of_range": {"type": "bool", "default": True},
-    "fail_on_tls_verify": {"type": "bool", "default": True},
-    "fail_on_provisioning_ttl": {"type": "bool", "default": True},
-    "require_mcp_reachable": {"type": "bool", "default": True},
-}
-
-
-def view_platform(params, plan):
-    """The platform whose view is read: the option, else this host's in the plan; None: no view."""
-    if params.get("platform"):
-        return None if params["platform"] == "none" else params["platform"]
-    for sbc in plan.get("sbcs") or []:
-        if sbc.get("host") == params.get("host"):
-            return sbc.get("platform")
-    return None
-
-
-def _transports(params, plan):
-    allowed = list(params["allowed_transports"])
-    # The plan's transport passed validation, which admits plain UDP/TCP only where the deployment
-    # explicitly allows it (allow_plain_transport, R-09): probe the way the SBC will talk.
-    for group in plan.get("trunk_groups") or []:
-        if group.get("transport") not in allowed:
-            allowed.append(group["transport"])
-    return tuple(allowed)
-
-
-ARGUMENT_SPEC = {
-    "plan": {"type": "dict", "required": True},
-    "host": {"type": "str"},
-    "timeout": {"type": "float", "default": 3.0},
-    "nameservers": {"type": "list", "elements": "str"},
-    "dns_port": {"type": "int", "default": 53},
-    "dns_timeout": {"type": "float", "default": 2.0},
-    "client_cert": {"type": "path"},
-    "client_key": {"type": "path", "no_log": False},
-    "ca_bundle": {"type": "path"},
-    "source_address": {"type": "str"},
-    "allowed_transports": {"type": "list", "elements": "str", "choices": ["tls", "tcp", "udp"], "default": ["tls"]},
-    "concurrency": {"type": "int", "default": 64},
-    "check_provisioning_ttl": {"type": "bool", "default": True},
-    "platform": {"type": "str"},
-    "sbc_settle_timeout": {"type": "float"},
-    "platform_options": {"type": "dict", "default": {}},
-    "thresholds": {"type": "dict", "default": {}, "options": THRESHOLD_SPEC},
-    "report_json": {"type": "path"},
-    "report_junit": {"type": "path"},
-    "fail_on_verdict": {"type": "bool", "default": True},
-}
-
-
-def _problem(params):
-    """Bad input named by its option, before anything is probed; None when there is none."""
-    plan = params["plan"]
-    missing = dnspython_missing()
-    if missing:
-        return missing
-    if not isinstance(plan.get("trunk_groups"), list) or "site" not in plan:
-        return "plan is not a routing plan (no trunk_groups/site): pass routing_plan's host_plans[inventory_hostname]"
-    for name in ("timeout", "dns_timeout"):
-        if not params[name] > 0:
-            return "%s must be positive, got %s" % (name, params[name])
-    if params["concurrency"] < 1:
-        return "concurrency must be at least 1, got %d" % params["concurrency"]
-    if params["sbc_settle_timeout"] is not None and params["sbc_settle_timeout"] < 0:
-        return "sbc_settle_timeout must not be negative, got %s" % params["sbc_settle_timeout"]
-    return None
-
-
-def _settings(params, plan):
-    return ProbeSettings(
-        timeout_s=params["timeout"],
-        resolver=ResolverSettings(nameservers=params["nameservers"] or None, port=params["dns_port"],
-                                  timeout_s=params["dns_timeout"]),
-        client_cert=params["client_cert"], client_key=params["client_key"], ca_bundle=params["ca_bundle"],
-        source_address=params["source_address"], allowed_transports=_transports(params, plan),
-        concurrency=params["concurrency"], check_provisioning_ttl=params["check_provisioning_ttl"],
-        thresholds=Thresholds(**(params["thresholds"] or {})))
-
-
-def outcome(params, run):
-    """(failed, result) of one probe; shared with the action plugin (an API platform's probe runs on the controller)."""
-    problem = _problem(params)
-    if problem:
-        return True, {"changed": False, "msg": problem}
-    plan = params["plan"]
-    platform = view_platform(params, plan)
-    options = {}
-    try:
-        if platform:
-            platform, options = platform_and_options(dict(params, platform=platform), run, NO_VIEW_HINT)
-            platform = platform.name
-    except PlatformProblem as exc:
-        return True, {"changed": False, "msg": str(exc)}
-    settings = _settings(params, plan)
-    try:
-        # Load the certificates once up front: a wrong path is a configuration error, not 12 peer failures.
-        tls_context(settings, "check.invalid")
-    except (OSError, ValueError) as exc:
-        return True, {"changed": False, "msg": "cannot load the TLS material (client_cert/client_key/ca_bundle): %s"
-                                               % exc}
-    report = probe.run_probe(plan, settings, host=params["host"], sbc_platform=platform, platform_options=options,
-                             sbc_settle_s=params["sbc_settle_timeout"])
-    summary = summary_lines(report)
-    result = {"changed": False, "verdict": report["verdict"], "summary": summary, "report": report}
-    if not run.check_mode:
-        try:
-            # Atomically: a CI collector never reads half a file, and a symlink planted at the path is replaced,
-            # never followed.
-            if params["report_json"]:
-                run.write_text(params["report_json"], to_json([report]))
-            if params["report_junit"]:
-                run.write_text(params["report_junit"], to_junit([report]))
-                result["junit"] = params["report_junit"]
-        except OSError as exc:
-            return True, dict(result, msg="cannot write the report: %s" % exc)
-    if report["verdict"] == "fail" and params["fail_on_verdict"]:
-        lines = "\n".join(summary)
-        return True, dict(result, msg="probe of site %s/%s failed:\n%s" % (report["deployment"], report["site"],
-                                                                           lines))
-    if report["verdict"] == "warn":
-        result["warnings"] = list(report["reasons"])
-    return False, dict(result, msg="probe of site %s/%s: %s" % (report["deployment"], report["site"],
-                                                                report["verdict"]))
+from ansible_collections.commsgw.routing.plugins.module_utils.probe.module import ARGUMENT_SPEC, outcome
+from ansible_collections.commsgw.routing.plugins.module_utils.sbc.generic_module import main as generic_main
 
 
 def main():

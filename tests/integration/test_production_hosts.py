@@ -39,6 +39,7 @@ from harness.tools import needs
 from harness.tools import recap as _recap  # test_exporter_hosts imports it from here
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.reload import reload
+from ansible_collections.commsgw.routing.plugins.module_utils.probe.module import PROBED_WITH_READ
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.shipped import shipped_files
 
 # One SBC host suite at a time (tests/conftest.py: guest names and the CPU of their boots are shared).
@@ -298,8 +299,10 @@ def test_onboard_two_sites_over_tls_with_the_probe(rig: Rig) -> None:
     old = _attack_as_refresher(rig, AMS, "/etc/kamailio/commsgw-srv.json", undo=True)
     assert OPEN_IN_THE_OLD_LAYOUT <= {name for name, what in old.items() if what == "succeeded"}, old
     out = _play(rig.inventory, "playbooks/onboard.yml").stdout
+    summaries = _probe_summaries(out)
     for guest in (AMS, DUB):
         assert re.search(r"site \S+ on %s: PASS" % guest.name, out), out[-6000:]
+        assert PROBED_WITH_READ not in summaries[guest.name]  # pushed, so probed after its push (docs/rerun.md)
         pid = rig.main_pid(guest)
         assert pid > 0
         assert rig.root(guest, "ps -o user= -p %d" % pid).strip() == "kamailio"
@@ -426,6 +429,29 @@ def test_second_run_changes_nothing(rig: Rig) -> None:
                             r"ok: \[%s\]" % re.escape(guest.name), out)
         read = out.find("reasons:", out.find("ok: [%s]" % guest.name, out.find("Read the Kamailio version")))
         assert skipped, "%s: the push ran again; the read said: %s" % (guest.name, out[read:read + 1500])
+        # ... and the probe ran in the read's round trip, its result returned by the probe task.
+        assert PROBED_WITH_READ in _probe_summaries(out)[guest.name], out[-6000:]
+
+
+def test_a_changed_sbc_is_probed_after_its_push_the_others_with_their_read(rig: Rig) -> None:
+    """docs/rerun.md: the read probes only an SBC it finds as its last push left it; one whose managed file changed
+    (a mode, here) is pushed back and probed live after that push, in the same run."""
+    rig.root(AMS, "chmod 600 /etc/kamailio/address.list")
+    out = _play(rig.inventory, "playbooks/onboard.yml").stdout
+    summaries = _probe_summaries(out)
+    assert _recap(out, AMS.name)["changed"] >= 1, out[-6000:]
+    assert rig.root(AMS, "stat -c %a /etc/kamailio/address.list").strip() == "640"
+    assert "PASS" in summaries[AMS.name] and PROBED_WITH_READ not in summaries[AMS.name], summaries[AMS.name]
+    assert _recap(out, DUB.name)["changed"] == 0
+    assert "PASS" in summaries[DUB.name] and PROBED_WITH_READ in summaries[DUB.name], summaries[DUB.name]
+
+
+def _probe_summaries(out: str) -> dict[str, str]:
+    """Host -> its printed probe summary, whitespace collapsed (the callback wraps long lines)."""
+    section = out[out.index("TASK [Print the probe summary]"):]
+    section = section[:section.find("\nTASK [", 1) if "\nTASK [" in section[1:] else len(section)]
+    return {name: " ".join(text.split())
+            for name, text in re.findall(r"ok: \[([^\]]+)\] =>(.*?)(?=\nok: \[|\Z)", section, re.S)}
 
 
 def test_drift_reads_back_in_sync_over_ssh_with_become(rig: Rig) -> None:

@@ -244,3 +244,23 @@ def test_every_path_the_push_writes_is_fingerprinted_for_the_re_run(manager: str
         assert args["active_units"] == ["kamailio.service", "commsgw-srv-refresh.timer"]
     else:
         assert [p["program"] for p in args["processes"]] == ["kamailio", "python"]
+
+
+def test_the_reads_probe_request_is_the_probe_tasks_options() -> None:
+    """playbooks/vars/probe.yml hands the probe's options to the platform's read (docs/rerun.md); the probe task returns
+    the read's result only for the same options, so a value that drifts from the task's would silently cost the second
+    round trip. Same keys, same expressions (null where the task omits), the plan from the run's own plans."""
+    request = yaml.safe_load((REPO / "playbooks" / "vars" / "probe.yml").read_text())["commsgw_probe_options_for_read"]
+    play_ = yaml.safe_load((REPO / "playbooks" / "probe.yml").read_text())[0]
+    task = next(task for task in play_["tasks"] if "commsgw.routing.probe" in task)["commsgw.routing.probe"]
+    passed = {key: value for key, value in task.items()
+              if key not in ("report_json", "report_junit", "fail_on_verdict", "result_from_read")}
+    assert set(request) == set(passed)
+
+    def normal(text: str) -> str:
+        return " ".join(str(text).replace("default(omit)", "default(none)").split())
+
+    assert {key: normal(value) for key, value in request.items() if key != "plan"} == \
+        {key: normal(value) for key, value in passed.items() if key != "plan"}
+    assert request["plan"] == "{{ hostvars['localhost'].commsgw_plans.host_plans[inventory_hostname] }}"
+    assert "hostvars['localhost'].commsgw_plans if" in play_["vars"]["commsgw_probe_plans"]
