@@ -169,14 +169,17 @@ def options_digest(params):
 
 def probe_with_read(options, run):
     """The probe a platform's read runs in its own round trip (docs/rerun.md): ``options`` are the probe module's
-    (null values unset); None when they are not valid options, so that the probe task runs live and says why.
-    Never fails the read and writes no report: the probe task decides with the result."""
+    (null values unset); None when they are not valid options or the probe raised, so that the probe task runs live
+    and says why. Never fails the read and writes no report: the probe task decides with the result."""
     given = {key: value for key, value in (options or {}).items() if value is not None and key not in _NOT_PROBED}
     validation = ArgumentSpecValidator(ARGUMENT_SPEC).validate(given)
     if validation.error_messages:
         return None
     params = validation.validated_parameters
-    failed, values = outcome(dict(params, fail_on_verdict=False), run)
+    try:
+        failed, values = outcome(dict(params, fail_on_verdict=False), run)
+    except Exception:  # pylint: disable=broad-exception-caught  # the live probe task meets it and reports it
+        return None
     return dict(values, failed=failed, options_digest=options_digest(params))
 
 

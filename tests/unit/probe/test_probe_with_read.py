@@ -78,3 +78,13 @@ def test_where_a_report_goes_is_not_what_is_probed() -> None:
 def test_the_read_probes_nothing_with_options_that_are_not_the_probes() -> None:
     assert probe_with_read(dict(OPTIONS, timeout="soon"), Run()) is None
     assert probe_with_read({"host": "sbc-ams-1"}, Run()) is None  # no plan
+
+
+def test_a_probe_that_raises_never_fails_the_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ansible_collections.commsgw.routing.plugins.module_utils.probe import module  # pylint: disable=import-outside-toplevel
+
+    def broken(params: t.Any, run: t.Any) -> t.NoReturn:
+        raise RuntimeError("a bug in the probe")
+
+    monkeypatch.setattr(module, "outcome", broken)
+    assert probe_with_read(OPTIONS, Run()) is None
