@@ -15,15 +15,18 @@ import ipaddress
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import ERROR, WARNING, Finding
-from ansible_collections.commsgw.routing.plugins.module_utils.inventory.model import Deployment
-from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import (
-    PROVISIONING_API_MAX_TTL_S, record_ranges, srv_name)
 from ansible_collections.commsgw.routing.plugins.module_utils.srv.lookup import (  # noqa: F401 (re-exported)  # pylint: disable=unused-import
     BAD_NAME, BAD_TARGET_NAME, DNSPYTHON_IMPORT_ERROR, ERROR_KINDS, HAS_DNSPYTHON, NO_ANSWER, NO_NAMESERVERS,
     NO_SERVICE, NXDOMAIN, PORT_ZERO, RECORD_KINDS, REFUSED, SERVFAIL, TARGET_ALIAS, TARGET_UNRESOLVED, TIMEOUT,
     TOO_MANY_TARGETS, UNEXPECTED_PORT, DnsLookupError, ResolverSettings, SrvAnswer, SrvLimits, SrvTarget,
     addresses_outside, lookup, normalise_fqdn, resolve_srv, rfc2782_order, target_from_dict)
-from ansible_collections.commsgw.routing.plugins.module_utils.srv.bounds import deployment_limits
+
+if t.TYPE_CHECKING:
+    from ansible_collections.commsgw.routing.plugins.module_utils.inventory.model import Deployment
+
+# The whole-deployment functions below import the inventory model's and the plan's modules when they run: the probe,
+# which runs on SBC hosts inside the read of every re-run, needs only the lookup, the audit and the TTL check, and
+# every module an Ansible module imports is compiled again on each call (AnsiballZ ships sources, docs/rerun.md).
 
 
 def audit_srv(answer: t.Union[SrvAnswer, t.Mapping[str, t.Any]], ranges: t.Sequence[str],
@@ -57,7 +60,7 @@ def _parsable(ranges: t.Iterable[str]) -> list[ipaddress.IPv4Network]:
     return found
 
 
-def check_ttl(name: str, max_ttl: int = PROVISIONING_API_MAX_TTL_S,
+def check_ttl(name: str, max_ttl: int,
               settings: t.Optional[ResolverSettings] = None, path: str = "base_domain") -> t.Optional[Finding]:
     """R-21: the provisioning API record must not be cached longer than ``max_ttl`` seconds.
 
@@ -68,7 +71,7 @@ def check_ttl(name: str, max_ttl: int = PROVISIONING_API_MAX_TTL_S,
     return observe_ttl(name, max_ttl, settings, path)[1]
 
 
-def observe_ttl(name: str, max_ttl: int = PROVISIONING_API_MAX_TTL_S,
+def observe_ttl(name: str, max_ttl: int,
                 settings: t.Optional[ResolverSettings] = None, path: str = "base_domain"
                 ) -> tuple[t.Optional[int], t.Optional[Finding]]:
     """``check_ttl`` plus the TTL served (None when the record could not be read): the probe exporter's metric."""
@@ -92,6 +95,8 @@ def observe_ttl(name: str, max_ttl: int = PROVISIONING_API_MAX_TTL_S,
 
 def deployment_records(deployment: Deployment) -> list[tuple[str, str, list[str]]]:
     """(SRV name, inventory path, ranges its targets may use) for every record the deployment uses."""
+    from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import record_ranges, srv_name
+
     records = []
     for region in deployment.service_regions:
         records.append((srv_name(region.hostname), region.path + ".hostname", record_ranges(deployment, region, "sip")))
@@ -109,6 +114,9 @@ def resolve_deployment(deployment: Deployment, settings: ResolverSettings,
     findings: DNS failures as errors naming the inventory field, the record, the kind and the
     nameserver; audit findings from ``audit_srv``; optionally the provisioning API TTL check.
     """
+    from ansible_collections.commsgw.routing.plugins.module_utils.plan.site_plan import PROVISIONING_API_MAX_TTL_S
+    from ansible_collections.commsgw.routing.plugins.module_utils.srv.bounds import deployment_limits
+
     answers: dict[str, dict[str, t.Any]] = {}
     findings: list[Finding] = []
     limits = deployment_limits(deployment)
