@@ -425,8 +425,8 @@ def test_second_run_changes_nothing(rig: Rig) -> None:
     for guest in (AMS, DUB):
         assert _recap(out, guest.name)["changed"] == 0, out[-6000:]
         assert rig.main_pid(guest) == pids[guest.name]
-        skipped = re.search(r"TASK \[commsgw\.routing\.kamailio : Note a push that had nothing to do\][^\n]*\n"
-                            r"ok: \[%s\]" % re.escape(guest.name), out)
+        skipped = re.search(r"TASK \[commsgw\.routing\.kamailio : Push the configuration\][^\n]*\n"
+                            r"skipping: \[%s\]" % re.escape(guest.name), out)
         read = out.find("reasons:", out.find("ok: [%s]" % guest.name, out.find("Read the Kamailio version")))
         assert skipped, "%s: the push ran again; the read said: %s" % (guest.name, out[read:read + 1500])
         # ... and the probe ran in the read's round trip, its result returned by the probe task.
@@ -448,7 +448,7 @@ def test_a_changed_sbc_is_probed_after_its_push_the_others_with_their_read(rig: 
 
 def _probe_summaries(out: str) -> dict[str, str]:
     """Host -> its printed probe summary, whitespace collapsed (the callback wraps long lines)."""
-    section = out[out.index("TASK [Print the probe summary]"):]
+    section = out[out.index("TASK [Print the probe summary and fail on a FAIL verdict]"):]
     section = section[:section.find("\nTASK [", 1) if "\nTASK [" in section[1:] else len(section)]
     return {name: " ".join(text.split())
             for name, text in re.findall(r"ok: \[([^\]]+)\] =>(.*?)(?=\nok: \[|\Z)", section, re.S)}
