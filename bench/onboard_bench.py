@@ -27,6 +27,7 @@ Run as root:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import ipaddress
 import json
@@ -147,17 +148,14 @@ def run_playbook(inventory: Path, playbook: Path, forks: int, timeout: float,
     return wall, proc.stdout, cpu
 
 
-def measure(count: int, serial: int, runs: int, tmp: Path, forks: int = 0) -> tuple[float, list[Row]]:
-    """Boot a lab of count hosts, measure baseline, first run and re-runs with serial and --forks max(serial,
-    forks); (boot-to-ready, rows)."""
-    forks = max(serial, forks)
+@contextlib.contextmanager
+def bench_lab(count: int, work: Path) -> t.Iterator[tuple[SbcHostLab, Path, list[Guest]]]:
+    """A booted lab of count production-shaped SBC hosts (both sites), the simulated ACG with its TLS files installed
+    on every host, and the inventory (in work): (lab, inventory, hosts in inventory order)."""
     sites = guests(count)
     members = [guest for site in SITES for guest in sites[site]]
     facts = deployment()
-    work = tmp / ("%d-hosts-serial-%d" % (count, serial))
-    label = "1" if serial == 1 else "all"
     with SbcHostLab(members, bridge=BRIDGE, subnet=SUBNET, nameserver=ACG_DNS) as lab:
-        ready_s = max(lab.figures["ready_s"].values())
         for cidr in REGIONS.values():
             for address in list(ipaddress.IPv4Network(cidr).hosts())[:PEERS_PER_REGION]:
                 lab.add_address(str(address))
@@ -174,27 +172,38 @@ def measure(count: int, serial: int, runs: int, tmp: Path, forks: int = 0) -> tu
                 work / "hosts.json", lab, facts,
                 {site: [(g, dict(_sbc(g), core_next_hop=CORE_NEXT_HOP)) for g in sites[site]] for site in SITES},
                 common)
-            baseline_yml = work / "baseline.yml"
-            baseline_yml.write_text(json.dumps(BASELINE_PLAYBOOK))
-            bare = ["-e", "bench_serial=%d" % serial]
-            # One warm-up round so that the first baseline does not pay for cold caches alone.
-            run_playbook(inventory, baseline_yml, forks, BASELINE_TIMEOUT_S, bare)
-            baseline = statistics.median(run_playbook(inventory, baseline_yml, forks, BASELINE_TIMEOUT_S, bare)[0]
-                                         for dummy in range(runs))
-            timeout = PLAYBOOK_BASE_TIMEOUT_S + PLAYBOOK_PER_SBC_TIMEOUT_S * count
-            extra = [] if serial == 1 else ["-e", "commsgw_onboard_serial=%d" % serial]
-            onboard = ROOT / "playbooks" / "onboard.yml"
-            first_s, out, first_cpu = run_playbook(inventory, onboard, forks, timeout, extra)
-            _check_probe(out, members)
-            rows = [Row(count, label, "first", first_s, baseline, _changed(out, members), first_cpu)]
-            reruns = [run_playbook(inventory, onboard, forks, timeout, extra) for dummy in range(runs)]
-            changed = max(_changed(rerun_out, members) for dummy, rerun_out, dummy_cpu in reruns)
-            rerun_s = statistics.median(seconds for seconds, dummy, dummy_cpu in reruns)
-            rerun_cpu = statistics.median(cpu for dummy, dummy_out, cpu in reruns)
-            rows.append(Row(count, label, "re-run", rerun_s, baseline, changed, rerun_cpu))
-            return ready_s, rows
+            yield lab, inventory, members
         finally:
             sim.stop()
+
+
+def measure(count: int, serial: int, runs: int, tmp: Path, forks: int = 0) -> tuple[float, list[Row]]:
+    """Boot a lab of count hosts, measure baseline, first run and re-runs with serial and --forks max(serial,
+    forks); (boot-to-ready, rows)."""
+    forks = max(serial, forks)
+    work = tmp / ("%d-hosts-serial-%d" % (count, serial))
+    label = "1" if serial == 1 else "all"
+    with bench_lab(count, work) as (lab, inventory, members):
+        ready_s = max(lab.figures["ready_s"].values())
+        baseline_yml = work / "baseline.yml"
+        baseline_yml.write_text(json.dumps(BASELINE_PLAYBOOK))
+        bare = ["-e", "bench_serial=%d" % serial]
+        # One warm-up round so that the first baseline does not pay for cold caches alone.
+        run_playbook(inventory, baseline_yml, forks, BASELINE_TIMEOUT_S, bare)
+        baseline = statistics.median(run_playbook(inventory, baseline_yml, forks, BASELINE_TIMEOUT_S, bare)[0]
+                                     for dummy in range(runs))
+        timeout = PLAYBOOK_BASE_TIMEOUT_S + PLAYBOOK_PER_SBC_TIMEOUT_S * count
+        extra = [] if serial == 1 else ["-e", "commsgw_onboard_serial=%d" % serial]
+        onboard = ROOT / "playbooks" / "onboard.yml"
+        first_s, out, first_cpu = run_playbook(inventory, onboard, forks, timeout, extra)
+        _check_probe(out, members)
+        rows = [Row(count, label, "first", first_s, baseline, _changed(out, members), first_cpu)]
+        reruns = [run_playbook(inventory, onboard, forks, timeout, extra) for dummy in range(runs)]
+        changed = max(_changed(rerun_out, members) for dummy, rerun_out, dummy_cpu in reruns)
+        rerun_s = statistics.median(seconds for seconds, dummy, dummy_cpu in reruns)
+        rerun_cpu = statistics.median(cpu for dummy, dummy_out, cpu in reruns)
+        rows.append(Row(count, label, "re-run", rerun_s, baseline, changed, rerun_cpu))
+        return ready_s, rows
 
 
 def _changed(output: str, members: t.Sequence[Guest]) -> int:

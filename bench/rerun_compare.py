@@ -17,7 +17,6 @@ Run as root:
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 import os
 import statistics
@@ -99,46 +98,25 @@ def main() -> None:
 
 def compare(before_tree: Path, tmp: Path, count: int, rounds: int, forks: int) -> dict[str, list[tuple]]:
     """Boot the lab, first-run each side on its hosts, then the rounds: {side: [(trivial s, re-run s, CPU s)]}."""
-    sites = ob.guests(count)
-    members = [guest for site in ob.SITES for guest in sites[site]]
-    facts = ob.deployment()
-    with ob.SbcHostLab(members, bridge=ob.BRIDGE, subnet=ob.SUBNET, nameserver=ob.ACG_DNS) as lab:
-        for cidr in ob.REGIONS.values():
-            for address in list(ipaddress.IPv4Network(cidr).hosts())[:ob.PEERS_PER_REGION]:
-                lab.add_address(str(address))
-        for address in (ob.CORE, ob.ACG_DNS):
-            lab.add_address(address)
-        sim = ob.AcgSim(facts, tmp / "acg-sim", peers_per_region=ob.PEERS_PER_REGION, dns_address=ob.ACG_DNS).start()
-        try:
-            installer = ob._TlsInstaller(lab, sim)  # pylint: disable=protected-access
-            for guest in members:
-                ob._install_tls_files(installer, guest)  # pylint: disable=protected-access
-            common = {"commsgw_dns_nameservers": [ob.ACG_DNS], "commsgw_onboard_probe": True,
-                      "kamailio_tls_chain_ca": ob.TLS_DIR + "/operator-root.pem"}
-            inventory = ob._write_inventory(  # pylint: disable=protected-access
-                tmp / "hosts.json", lab, facts,
-                {site: [(g, dict(ob._sbc(g), core_next_hop=ob.CORE_NEXT_HOP))  # pylint: disable=protected-access
-                        for g in sites[site]] for site in ob.SITES}, common)
-            trivial = tmp / "trivial.yml"
-            trivial.write_text(json.dumps(ob.BASELINE_PLAYBOOK))
-            # Each side gets SBCs of both sites, so that both run the same plays.
-            sides = {"before": (before_tree, ",".join(["localhost"] + [g.name for g in members[0::2]])),
-                     "after": (ROOT, ",".join(["localhost"] + [g.name for g in members[1::2]]))}
-            onboard = Path("playbooks") / "onboard.yml"
-            for tree, limit in sides.values():
-                playbook(tree, inventory, limit, tree / onboard, forks, rerun=False)
-            figures: dict[str, list[tuple]] = {"before": [], "after": []}
-            for number in range(rounds):
-                for side in ("before", "after") if number % 2 else ("after", "before"):
-                    tree, limit = sides[side]
-                    trivial_s, dummy_cpu = playbook(tree, inventory, limit, trivial, forks, rerun=True)
-                    rerun_s, rerun_cpu = playbook(tree, inventory, limit, tree / onboard, forks, rerun=True)
-                    figures[side].append((trivial_s, rerun_s, rerun_cpu))
-                    print("round %d %-6s trivial %.2f s re-run %.2f s (%.2fx), CPU %.2f s"
-                          % (number + 1, side, trivial_s, rerun_s, rerun_s / trivial_s, rerun_cpu), flush=True)
-            return figures
-        finally:
-            sim.stop()
+    with ob.bench_lab(count, tmp) as (dummy_lab, inventory, members):
+        trivial = tmp / "trivial.yml"
+        trivial.write_text(json.dumps(ob.BASELINE_PLAYBOOK))
+        # Each side gets SBCs of both sites, so that both run the same plays.
+        sides = {"before": (before_tree, ",".join(["localhost"] + [g.name for g in members[0::2]])),
+                 "after": (ROOT, ",".join(["localhost"] + [g.name for g in members[1::2]]))}
+        onboard = Path("playbooks") / "onboard.yml"
+        for tree, limit in sides.values():
+            playbook(tree, inventory, limit, tree / onboard, forks, rerun=False)
+        figures: dict[str, list[tuple]] = {"before": [], "after": []}
+        for number in range(rounds):
+            for side in ("before", "after") if number % 2 else ("after", "before"):
+                tree, limit = sides[side]
+                trivial_s, dummy_cpu = playbook(tree, inventory, limit, trivial, forks, rerun=True)
+                rerun_s, rerun_cpu = playbook(tree, inventory, limit, tree / onboard, forks, rerun=True)
+                figures[side].append((trivial_s, rerun_s, rerun_cpu))
+                print("round %d %-6s trivial %.2f s re-run %.2f s (%.2fx), CPU %.2f s"
+                      % (number + 1, side, trivial_s, rerun_s, rerun_s / trivial_s, rerun_cpu), flush=True)
+        return figures
 
 
 if __name__ == "__main__":
