@@ -16,7 +16,8 @@ one SBC at a time) and, unless --no-all-at-once, ``-e commsgw_onboard_serial=N``
     with the same serial, median of --runs: the cost of reaching the hosts at all;
   * first run of playbooks/onboard.yml on the fresh hosts, then --runs re-runs (median; must change nothing).
 The table gives wall s, s per SBC, the ratio to the baseline and the controller's CPU per SBC (ansible-playbook,
-its forks and their ssh clients); also boot-to-ready of each lab, and with several host counts all at once the
+its forks, their ssh clients and the ssh ControlPersist masters); also boot-to-ready of each lab, and with several
+host counts all at once the
 largest fleet's first run against the smallest's.
 Uses its own bridge (cgwbench0) and subnet (10.215.0.0/24), so it runs beside the integration tests.
 Run as root:
@@ -33,6 +34,8 @@ import ipaddress
 import json
 import os
 import re
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -83,7 +86,7 @@ class Row:
     wall_s: float
     baseline_s: float
     changed: int
-    cpu_s: float  # the controller's CPU (ansible-playbook, its forks, their ssh clients: user + system)
+    cpu_s: float  # the controller's CPU (ansible-playbook, its forks, ssh clients and masters: user + system)
 
     def format(self) -> str:
         return "%5d  %-6s  %-6s  %7.1f  %7.1f  %10.2f  %6.1fx  %7d  %13.2f" % (
@@ -125,23 +128,81 @@ def guests(count: int) -> dict[str, list[Guest]]:
     return by_site
 
 
-def run_playbook(inventory: Path, playbook: Path, forks: int, timeout: float,
+def _ssh_master_cpu(control_dir: Path) -> dict[int, float]:
+    """CPU seconds (user + system) of each running ssh process whose control socket is in control_dir: the
+    ControlPersist masters, which detach from the client that started them (so os.times() never counts them) and
+    carry every later session to their host, encryption included."""
+    marker = str(control_dir).encode()
+    tick = os.sysconf("SC_CLK_TCK")
+    found: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path("/proc", entry, "cmdline").read_bytes().split(b"\0")
+            if Path(argv[0].decode(errors="replace")).name != "ssh" or not any(marker in arg for arg in argv):
+                continue
+            fields = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        found[int(entry)] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime (stat fields 14 and 15)
+    return found
+
+
+@contextlib.contextmanager
+def ssh_control_dir() -> t.Iterator[Path]:
+    """A directory of its own for the run's ssh ControlPersist masters (ANSIBLE_SSH_CONTROL_PATH_DIR), whose CPU
+    run_ansible counts; the masters are stopped when it ends. Short, under /tmp: a socket path has ~100 bytes and
+    ssh adds a 40-character name and a temporary suffix."""
+    control_dir = Path(tempfile.mkdtemp(prefix="cgwcp-", dir="/tmp"))
+    try:
+        yield control_dir
+    finally:
+        for pid in _ssh_master_cpu(control_dir):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+        shutil.rmtree(control_dir, ignore_errors=True)
+
+
+def run_ansible(cmd: t.Sequence[str], cwd: Path, env: dict[str, str], timeout: float,
+                control_dir: Path) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """cmd (an Ansible command) in a session of its own: (completed process, wall s, controller CPU s). The CPU is
+    the command's, its workers' and their ssh clients' (os.times() of waited-for children) plus what the ssh
+    masters in control_dir spent meanwhile. On timeout the whole session is killed (the workers and ssh clients
+    too, not only ansible-playbook), then subprocess.TimeoutExpired is raised."""
+    env = dict(env, ANSIBLE_SSH_CONTROL_PATH_DIR=str(control_dir))
+    masters_before = _ssh_master_cpu(control_dir)
+    before = os.times()
+    started = time.monotonic()
+    with subprocess.Popen(cmd, cwd=str(cwd), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    wall = time.monotonic() - started
+    after = os.times()
+    masters_after = _ssh_master_cpu(control_dir)
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    cpu += sum(seconds - masters_before.get(pid, 0.0) for pid, seconds in masters_after.items())
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr), wall, cpu
+
+
+def run_playbook(inventory: Path, playbook: Path, forks: int, timeout: float, control_dir: Path,
                  extra: t.Sequence[str] = ()) -> tuple[float, str, float]:
     """ansible-playbook with --forks; (wall seconds, stdout, controller CPU seconds). Raises when it fails."""
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), str(playbook),
            "--forks", str(max(forks, 1)), *extra]
     env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_HOST_KEY_CHECKING="False")
-    before = os.times()
-    started = time.monotonic()
-    proc = subprocess.run(cmd, cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=timeout, check=False)
-    wall = time.monotonic() - started
+    proc, wall, cpu = run_ansible(cmd, ROOT, env, timeout, control_dir)
     if OUTPUT_DIR:  # --output-dir: every playbook's output, numbered in run order
         OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
         log = OUTPUT_DIR / ("%03d-%s.log" % (len(list(OUTPUT_DIR.iterdir())), playbook.stem))
         log.write_text(proc.stdout + proc.stderr)
-    after = os.times()
-    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     if proc.returncode != 0:
         raise RuntimeError("%s failed (%d) after %.1f s:\n%s\n%s"
                            % (" ".join(cmd[3:]), proc.returncode, wall, proc.stdout[-6000:], proc.stderr[-2000:]))
@@ -149,13 +210,15 @@ def run_playbook(inventory: Path, playbook: Path, forks: int, timeout: float,
 
 
 @contextlib.contextmanager
-def bench_lab(count: int, work: Path) -> t.Iterator[tuple[SbcHostLab, Path, list[Guest]]]:
+def bench_lab(count: int, work: Path) -> t.Iterator[tuple[SbcHostLab, Path, list[Guest], Path]]:
     """A booted lab of count production-shaped SBC hosts (both sites), the simulated ACG with its TLS files installed
-    on every host, and the inventory (in work): (lab, inventory, hosts in inventory order)."""
+    on every host, the inventory (in work) and a directory for the ssh masters (ssh_control_dir): (lab, inventory,
+    hosts in inventory order, control directory)."""
     sites = guests(count)
     members = [guest for site in SITES for guest in sites[site]]
     facts = deployment()
-    with SbcHostLab(members, bridge=BRIDGE, subnet=SUBNET, nameserver=ACG_DNS) as lab:
+    with ssh_control_dir() as control_dir, SbcHostLab(members, bridge=BRIDGE, subnet=SUBNET,
+                                                      nameserver=ACG_DNS) as lab:
         for cidr in REGIONS.values():
             for address in list(ipaddress.IPv4Network(cidr).hosts())[:PEERS_PER_REGION]:
                 lab.add_address(str(address))
@@ -172,7 +235,7 @@ def bench_lab(count: int, work: Path) -> t.Iterator[tuple[SbcHostLab, Path, list
                 work / "hosts.json", lab, facts,
                 {site: [(g, dict(_sbc(g), core_next_hop=CORE_NEXT_HOP)) for g in sites[site]] for site in SITES},
                 common)
-            yield lab, inventory, members
+            yield lab, inventory, members, control_dir
         finally:
             sim.stop()
 
@@ -183,22 +246,23 @@ def measure(count: int, serial: int, runs: int, tmp: Path, forks: int = 0) -> tu
     forks = max(serial, forks)
     work = tmp / ("%d-hosts-serial-%d" % (count, serial))
     label = "1" if serial == 1 else "all"
-    with bench_lab(count, work) as (lab, inventory, members):
+    with bench_lab(count, work) as (lab, inventory, members, control_dir):
         ready_s = max(lab.figures["ready_s"].values())
         baseline_yml = work / "baseline.yml"
         baseline_yml.write_text(json.dumps(BASELINE_PLAYBOOK))
         bare = ["-e", "bench_serial=%d" % serial]
         # One warm-up round so that the first baseline does not pay for cold caches alone.
-        run_playbook(inventory, baseline_yml, forks, BASELINE_TIMEOUT_S, bare)
-        baseline = statistics.median(run_playbook(inventory, baseline_yml, forks, BASELINE_TIMEOUT_S, bare)[0]
-                                     for dummy in range(runs))
+        run_playbook(inventory, baseline_yml, forks, BASELINE_TIMEOUT_S, control_dir, bare)
+        baseline = statistics.median(
+            run_playbook(inventory, baseline_yml, forks, BASELINE_TIMEOUT_S, control_dir, bare)[0]
+            for dummy in range(runs))
         timeout = PLAYBOOK_BASE_TIMEOUT_S + PLAYBOOK_PER_SBC_TIMEOUT_S * count
         extra = [] if serial == 1 else ["-e", "commsgw_onboard_serial=%d" % serial]
         onboard = ROOT / "playbooks" / "onboard.yml"
-        first_s, out, first_cpu = run_playbook(inventory, onboard, forks, timeout, extra)
+        first_s, out, first_cpu = run_playbook(inventory, onboard, forks, timeout, control_dir, extra)
         _check_probe(out, members)
         rows = [Row(count, label, "first", first_s, baseline, _changed(out, members), first_cpu)]
-        reruns = [run_playbook(inventory, onboard, forks, timeout, extra) for dummy in range(runs)]
+        reruns = [run_playbook(inventory, onboard, forks, timeout, control_dir, extra) for dummy in range(runs)]
         changed = max(_changed(rerun_out, members) for dummy, rerun_out, dummy_cpu in reruns)
         rerun_s = statistics.median(seconds for seconds, dummy, dummy_cpu in reruns)
         rerun_cpu = statistics.median(cpu for dummy, dummy_out, cpu in reruns)

@@ -8,22 +8,25 @@ A re-run's cost moves by tenths of a second, and a 2-core machine's speed moves 
 the other revision (a git worktree of --before, made and removed here) drives half of the SBCs and this checkout the
 other half (``-l``), so that each half stays converged to its own code's digest. Each round runs, for each side, the
 trivial playbook of bench/onboard_bench.py and a re-run of onboard.yml on that side's SBCs (serial 1, --forks).
-Prints the medians of wall time, the controller's CPU (ansible-playbook, its workers and their ssh clients) and each
-side's ratio to its own trivial playbook, asserts nothing.
+Prints the medians of wall time, the controller's CPU (ansible-playbook, its workers, their ssh clients and the ssh
+ControlPersist masters) and each side's ratio to its own trivial playbook, asserts nothing. A re-run that changes
+something or pushes stops the bench: it would time a push.
 Run as root:
-  .venv/bin/python bench/rerun_compare.py --before HEAD~3 [--hosts 4 --rounds 6]
+  .venv/bin/python bench/rerun_compare.py --before REVISION [--hosts 4 --rounds 6]
+REVISION is the commit before the change measured (for issue 25's task cuts, 9aab4d5).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+import typing as t
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,42 +35,50 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import onboard_bench as ob  # noqa: E402  (after the path set-up)
 
 ROUND_TIMEOUT_S = 300
+# The push's TLS check, which every push of the bench's TLS deployment runs (not skipped, so its banner prints).
+PUSH_TASK = "TASK [commsgw.routing.kamailio : Check the SBC's TLS files as the user Kamailio runs as]"
 FIRST_RUN_TIMEOUT_S = 900
 
 
-def playbook(tree: Path, inventory: Path, limit: str, path: Path, forks: int, rerun: bool) -> tuple[float, float]:
+def playbook(tree: Path, inventory: Path, limit: str, path: Path, forks: int, rerun: bool,
+             control_dir: Path) -> tuple[float, float]:
     """ansible-playbook of ``tree`` (its ansible.cfg, so its own collection) limited to ``limit``: (wall s, CPU s).
-    ``rerun``: onboard.yml must change nothing."""
+    ``rerun``: onboard.yml must change nothing and skip every push."""
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), "-l", limit,
            "--forks", str(forks), "-e", "bench_serial=1", str(path)]
     timeout = ROUND_TIMEOUT_S if rerun else FIRST_RUN_TIMEOUT_S
     env = dict(os.environ, ANSIBLE_CONFIG=str(tree / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_HOST_KEY_CHECKING="False")
     env.pop("ANSIBLE_COLLECTIONS_PATH", None)
-    before = os.times()
-    started = time.monotonic()
-    proc = subprocess.run(cmd, cwd=str(tree), env=env, capture_output=True, text=True, timeout=timeout, check=False)
-    wall = time.monotonic() - started
-    after = os.times()
+    proc, wall, cpu = ob.run_ansible(cmd, tree, env, timeout, control_dir)
     if proc.returncode != 0:
         raise RuntimeError("%s in %s failed (%d):\n%s" % (path.name, tree, proc.returncode, proc.stdout[-6000:]))
     if path.name == "onboard.yml" and rerun:
         hosts = [name for name in limit.split(",") if name != "localhost"]
         changed = sum(ob._recap(proc.stdout, name)["changed"] for name in hosts)  # pylint: disable=protected-access
-        if changed:
-            raise RuntimeError("a re-run of %s changed %d things: it measures a push, not a re-run" % (tree, changed))
-    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+        # A push that finds every file identical changes nothing either, and costs ~40 tasks: a re-run must not
+        # push at all. The task's name is the same in every revision this compares.
+        if changed or PUSH_TASK in proc.stdout:
+            raise RuntimeError("a re-run of %s changed %d things or pushed: it measures a push, not a re-run"
+                               % (tree, changed))
     return wall, cpu
 
 
-def worktree(revision: str, parent: Path) -> Path:
-    """A detached worktree of ``revision`` whose ansible.cfg finds its own tree as commsgw.routing."""
+@contextlib.contextmanager
+def worktree(revision: str, parent: Path) -> t.Iterator[Path]:
+    """A detached worktree of ``revision`` whose ansible.cfg finds its own tree as commsgw.routing; removed (and its
+    registration pruned) whatever happens."""
     tree = parent / "before"
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree), revision], check=True)
-    namespace = tree / ".collections" / "ansible_collections" / "commsgw"
-    namespace.mkdir(parents=True)
-    (namespace / "routing").symlink_to(tree)
-    return tree
+    git = ["git", "-C", str(ROOT), "worktree"]
+    try:
+        subprocess.run(git + ["add", "--detach", "-q", str(tree), revision], check=True)
+        namespace = tree / ".collections" / "ansible_collections" / "commsgw"
+        namespace.mkdir(parents=True)
+        (namespace / "routing").symlink_to(tree)
+        yield tree
+    finally:
+        subprocess.run(git + ["remove", "--force", str(tree)], check=False, capture_output=True)
+        subprocess.run(git + ["prune"], check=False)
 
 
 def main() -> None:
@@ -80,12 +91,8 @@ def main() -> None:
     if args.hosts < 2 or args.hosts % 2 or args.hosts > 16 or not 1 <= args.rounds <= 30:
         parser.error("--hosts: even, 2..16; --rounds: 1..30")
 
-    with tempfile.TemporaryDirectory(prefix="rerun-compare-") as tmp:
-        before_tree = worktree(args.before, Path(tmp))
-        try:
-            figures = compare(before_tree, Path(tmp), args.hosts, args.rounds, args.forks)
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before_tree)], check=False)
+    with tempfile.TemporaryDirectory(prefix="rerun-compare-") as tmp, worktree(args.before, Path(tmp)) as before_tree:
+        figures = compare(before_tree, Path(tmp), args.hosts, args.rounds, args.forks)
     print("\nre-run of onboard.yml, %d SBCs per side, serial 1, --forks %d, %d rounds (medians); before: %s"
           % (args.hosts // 2, args.forks, args.rounds, args.before))
     print("side     trivial s  re-run s  ratio  re-run ctl CPU s")
@@ -98,7 +105,7 @@ def main() -> None:
 
 def compare(before_tree: Path, tmp: Path, count: int, rounds: int, forks: int) -> dict[str, list[tuple]]:
     """Boot the lab, first-run each side on its hosts, then the rounds: {side: [(trivial s, re-run s, CPU s)]}."""
-    with ob.bench_lab(count, tmp) as (dummy_lab, inventory, members):
+    with ob.bench_lab(count, tmp) as (dummy_lab, inventory, members, control_dir):
         trivial = tmp / "trivial.yml"
         trivial.write_text(json.dumps(ob.BASELINE_PLAYBOOK))
         # Each side gets SBCs of both sites, so that both run the same plays.
@@ -106,13 +113,13 @@ def compare(before_tree: Path, tmp: Path, count: int, rounds: int, forks: int) -
                  "after": (ROOT, ",".join(["localhost"] + [g.name for g in members[1::2]]))}
         onboard = Path("playbooks") / "onboard.yml"
         for tree, limit in sides.values():
-            playbook(tree, inventory, limit, tree / onboard, forks, rerun=False)
+            playbook(tree, inventory, limit, tree / onboard, forks, False, control_dir)
         figures: dict[str, list[tuple]] = {"before": [], "after": []}
         for number in range(rounds):
             for side in ("before", "after") if number % 2 else ("after", "before"):
                 tree, limit = sides[side]
-                trivial_s, dummy_cpu = playbook(tree, inventory, limit, trivial, forks, rerun=True)
-                rerun_s, rerun_cpu = playbook(tree, inventory, limit, tree / onboard, forks, rerun=True)
+                trivial_s, dummy_cpu = playbook(tree, inventory, limit, trivial, forks, True, control_dir)
+                rerun_s, rerun_cpu = playbook(tree, inventory, limit, tree / onboard, forks, True, control_dir)
                 figures[side].append((trivial_s, rerun_s, rerun_cpu))
                 print("round %d %-6s trivial %.2f s re-run %.2f s (%.2fx), CPU %.2f s"
                       % (number + 1, side, trivial_s, rerun_s, rerun_s / trivial_s, rerun_cpu), flush=True)
