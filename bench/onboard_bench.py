@@ -139,12 +139,16 @@ def _ssh_master_cpu(control_dir: Path) -> dict[int, float]:
         if not entry.isdigit():
             continue
         try:
-            argv = Path("/proc", entry, "cmdline").read_bytes().split(b"\0")
-            if Path(argv[0].decode(errors="replace")).name != "ssh" or not any(marker in arg for arg in argv):
+            stat = Path("/proc", entry, "stat").read_text()
+            # A detached master rewrites its argv to "ssh: <control path> [mux]" (setproctitle), so the command
+            # line is only searched for the directory; the process name in stat keeps "ssh".
+            if stat[stat.index("(") + 1:stat.rindex(")")] != "ssh":
                 continue
-            fields = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # gone meanwhile
+            if marker not in Path("/proc", entry, "cmdline").read_bytes():
+                continue
+        except (OSError, ValueError):  # gone meanwhile
             continue
+        fields = stat[stat.rindex(")") + 1:].split()
         found[int(entry)] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime (stat fields 14 and 15)
     return found
 
@@ -152,8 +156,8 @@ def _ssh_master_cpu(control_dir: Path) -> dict[int, float]:
 @contextlib.contextmanager
 def ssh_control_dir() -> t.Iterator[Path]:
     """A directory of its own for the run's ssh ControlPersist masters (ANSIBLE_SSH_CONTROL_PATH_DIR), whose CPU
-    run_ansible counts; the masters are stopped when it ends. Short, under /tmp: a socket path has ~100 bytes and
-    ssh adds a 40-character name and a temporary suffix."""
+    run_ansible counts; the masters are stopped when it ends. Short, under /tmp: a socket path has ~100 bytes, and
+    Ansible adds a hashed name and ssh a temporary suffix."""
     control_dir = Path(tempfile.mkdtemp(prefix="cgwcp-", dir="/tmp"))
     try:
         yield control_dir

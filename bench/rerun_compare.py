@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -35,7 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import onboard_bench as ob  # noqa: E402  (after the path set-up)
 
 ROUND_TIMEOUT_S = 300
-# The push's TLS check, which every push of the bench's TLS deployment runs (not skipped, so its banner prints).
+# The push's TLS check, the push's fourth task: its banner prints whenever push.yml is included, which a
+# skipped push never is.
 PUSH_TASK = "TASK [commsgw.routing.kamailio : Check the SBC's TLS files as the user Kamailio runs as]"
 FIRST_RUN_TIMEOUT_S = 900
 
@@ -78,6 +80,7 @@ def worktree(revision: str, parent: Path) -> t.Iterator[Path]:
         yield tree
     finally:
         subprocess.run(git + ["remove", "--force", str(tree)], check=False, capture_output=True)
+        shutil.rmtree(tree, ignore_errors=True)  # so that prune forgets it even when remove failed
         subprocess.run(git + ["prune"], check=False)
 
 
