@@ -11,13 +11,11 @@ import hashlib
 import json
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible_collections.commsgw.routing.plugins.module_utils.probe import run as probe
-from ansible_collections.commsgw.routing.plugins.module_utils.probe.report import summary_lines, to_json, to_junit
-from ansible_collections.commsgw.routing.plugins.module_utils.probe.settings import ProbeSettings, Thresholds
-from ansible_collections.commsgw.routing.plugins.module_utils.probe.tls import tls_context
-from ansible_collections.commsgw.routing.plugins.module_utils.sbc.generic_module import PlatformProblem, platform_and_options
-from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import (
-    ResolverSettings, dnspython_missing)
+
+# What probes (run, report, settings, tls, the platform registry, dnspython's checks) is imported by the functions that
+# probe, not here: a platform's read imports this module and probes only when it finds
+# nothing to push (docs/rerun.md), and the probe task of a re-run returns that result (reusable_read_result) with
+# the options alone. Ansible's module finder still ships them (it reads function bodies).
 
 NO_VIEW_HINT = " (or none to skip the SBC's view)"
 THRESHOLD_SPEC = {
@@ -80,6 +78,8 @@ ARGUMENT_SPEC = {
 
 def _problem(params):
     """Bad input named by its option, before anything is probed; None when there is none."""
+    from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import dnspython_missing
+
     plan = params["plan"]
     missing = dnspython_missing()
     if missing:
@@ -97,6 +97,9 @@ def _problem(params):
 
 
 def _settings(params, plan):
+    from ansible_collections.commsgw.routing.plugins.module_utils.probe.settings import ProbeSettings, Thresholds
+    from ansible_collections.commsgw.routing.plugins.module_utils.srv.deployment import ResolverSettings
+
     return ProbeSettings(
         timeout_s=params["timeout"],
         resolver=ResolverSettings(nameservers=params["nameservers"] or None, port=params["dns_port"],
@@ -109,6 +112,12 @@ def _settings(params, plan):
 
 def outcome(params, run):
     """(failed, result) of one probe; shared with the action plugin (an API platform's probe runs on the controller)."""
+    from ansible_collections.commsgw.routing.plugins.module_utils.probe import run as probe
+    from ansible_collections.commsgw.routing.plugins.module_utils.probe.report import summary_lines, to_json, to_junit
+    from ansible_collections.commsgw.routing.plugins.module_utils.probe.tls import tls_context
+    from ansible_collections.commsgw.routing.plugins.module_utils.sbc.generic_module import (
+        PlatformProblem, platform_and_options)
+
     problem = _problem(params)
     if problem:
         return True, {"changed": False, "msg": problem}
