@@ -17,8 +17,7 @@ one SBC at a time) and, unless --no-all-at-once, ``-e commsgw_onboard_serial=N``
   * first run of playbooks/onboard.yml on the fresh hosts, then --runs re-runs (median; must change nothing).
 The table gives wall s, s per SBC, the ratio to the baseline and the controller's CPU per SBC (ansible-playbook,
 its forks, their ssh clients and the ssh ControlPersist masters); also boot-to-ready of each lab, and with several
-host counts all at once the
-largest fleet's first run against the smallest's.
+host counts all at once the largest fleet's first run against the smallest's.
 Uses its own bridge (cgwbench0) and subnet (10.215.0.0/24), so it runs beside the integration tests.
 Run as root:
   ANSIBLE_CONFIG=$PWD/ansible.cfg ANSIBLE_COLLECTIONS_PATH=$PWD/.collections \\

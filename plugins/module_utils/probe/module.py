@@ -13,9 +13,9 @@ import json
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 # What probes (run, report, settings, tls, the platform registry, dnspython's checks) is imported by the functions that
-# probe, not here: a platform's read imports this module and probes only when it finds
-# nothing to push (docs/rerun.md), and the probe task of a re-run returns that result (reusable_read_result) with
-# the options alone. Ansible's module finder still ships them (it reads function bodies).
+# probe, not here: a platform's read imports this module and probes only when it finds nothing to push
+# (docs/rerun.md), and the probe task of a re-run returns that result (reusable_read_result) with the options alone.
+# Ansible's module finder still ships them (it reads function bodies).
 
 NO_VIEW_HINT = " (or none to skip the SBC's view)"
 THRESHOLD_SPEC = {
