@@ -7,12 +7,13 @@ A re-run's cost moves by tenths of a second, and a 2-core machine's speed moves 
 (issue 25 item 2, docs/rerun.md). So both revisions run on the same lab, in alternating order, round after round:
 the other revision (a git worktree of --before, made and removed here) drives half of the SBCs and this checkout the
 other half (``-l``), so that each half stays converged to its own code's digest. Each round runs, for each side, the
-trivial playbook of bench/onboard_bench.py and a re-run of onboard.yml on that side's SBCs (serial 1, --forks).
+trivial playbook of bench/onboard_bench.py and a re-run of onboard.yml on that side's SBCs (serial 1, --forks; with
+--all-at-once, both with serial and --forks the side's SBC count).
 Prints the medians of wall time, the controller's CPU (ansible-playbook, its workers, their ssh clients and the ssh
 ControlPersist masters) and each side's ratio to its own trivial playbook, asserts nothing. A re-run that changes
 something or pushes stops the bench: it would time a push.
 Run as root:
-  .venv/bin/python bench/rerun_compare.py --before REVISION [--hosts 4 --rounds 6]
+  .venv/bin/python bench/rerun_compare.py --before REVISION [--hosts 4 --rounds 6] [--all-at-once]
 REVISION is the commit before the change measured (for issue 25's task cuts, 9aab4d5).
 """
 
@@ -43,11 +44,12 @@ FIRST_RUN_TIMEOUT_S = 900
 
 
 def playbook(tree: Path, inventory: Path, limit: str, path: Path, forks: int, rerun: bool,
-             control_dir: Path) -> tuple[float, float]:
-    """ansible-playbook of ``tree`` (its ansible.cfg, so its own collection) limited to ``limit``: (wall s, CPU s).
-    ``rerun``: onboard.yml must change nothing and skip every push."""
+             control_dir: Path, serial: int = 1) -> tuple[float, float]:
+    """ansible-playbook of ``tree`` (its ansible.cfg, so its own collection) limited to ``limit``, ``serial`` SBCs at
+    a time: (wall s, CPU s). ``rerun``: onboard.yml must change nothing and skip every push."""
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), "-l", limit,
-           "--forks", str(forks), "-e", "bench_serial=1", str(path)]
+           "--forks", str(forks), "-e", "bench_serial=%d" % serial, "-e", "commsgw_onboard_serial=%d" % serial,
+           str(path)]
     timeout = ROUND_TIMEOUT_S if rerun else FIRST_RUN_TIMEOUT_S
     env = dict(os.environ, ANSIBLE_CONFIG=str(tree / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_HOST_KEY_CHECKING="False")
@@ -90,14 +92,18 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=4, help="SBC hosts, even, half for each side (default 4)")
     parser.add_argument("--rounds", type=int, default=6, help="rounds, alternating the order (default 6)")
     parser.add_argument("--forks", type=int, default=1, help="--forks of every playbook (default 1)")
+    parser.add_argument("--all-at-once", action="store_true",
+                        help="serial and --forks the SBC count of a side (issue 25 item 2 at 8 SBCs: --hosts 16)")
     args = parser.parse_args()
     if args.hosts < 2 or args.hosts % 2 or args.hosts > 16 or not 1 <= args.rounds <= 30:
         parser.error("--hosts: even, 2..16; --rounds: 1..30")
 
     with tempfile.TemporaryDirectory(prefix="rerun-compare-") as tmp, worktree(args.before, Path(tmp)) as before_tree:
-        figures = compare(before_tree, Path(tmp), args.hosts, args.rounds, args.forks)
-    print("\nre-run of onboard.yml, %d SBCs per side, serial 1, --forks %d, %d rounds (medians); before: %s"
-          % (args.hosts // 2, args.forks, args.rounds, args.before))
+        serial = args.hosts // 2 if args.all_at_once else 1
+        forks = serial if args.all_at_once else args.forks
+        figures = compare(before_tree, Path(tmp), args.hosts, args.rounds, forks, serial)
+    print("\nre-run of onboard.yml, %d SBCs per side, serial %d, --forks %d, %d rounds (medians); before: %s"
+          % (args.hosts // 2, serial, forks, args.rounds, args.before))
     print("side     trivial s  re-run s  ratio  re-run ctl CPU s")
     for side in ("before", "after"):
         rows = figures[side]
@@ -106,7 +112,8 @@ def main() -> None:
             statistics.median(r[1] / r[0] for r in rows), statistics.median(r[2] for r in rows)))
 
 
-def compare(before_tree: Path, tmp: Path, count: int, rounds: int, forks: int) -> dict[str, list[tuple]]:
+def compare(before_tree: Path, tmp: Path, count: int, rounds: int, forks: int,
+            serial: int) -> dict[str, list[tuple]]:
     """Boot the lab, first-run each side on its hosts, then the rounds: {side: [(trivial s, re-run s, CPU s)]}."""
     with ob.bench_lab(count, tmp) as (dummy_lab, inventory, members, control_dir):
         trivial = tmp / "trivial.yml"
@@ -116,13 +123,13 @@ def compare(before_tree: Path, tmp: Path, count: int, rounds: int, forks: int) -
                  "after": (ROOT, ",".join(["localhost"] + [g.name for g in members[1::2]]))}
         onboard = Path("playbooks") / "onboard.yml"
         for tree, limit in sides.values():
-            playbook(tree, inventory, limit, tree / onboard, forks, False, control_dir)
+            playbook(tree, inventory, limit, tree / onboard, forks, False, control_dir, serial)
         figures: dict[str, list[tuple]] = {"before": [], "after": []}
         for number in range(rounds):
             for side in ("before", "after") if number % 2 else ("after", "before"):
                 tree, limit = sides[side]
-                trivial_s, dummy_cpu = playbook(tree, inventory, limit, trivial, forks, True, control_dir)
-                rerun_s, rerun_cpu = playbook(tree, inventory, limit, tree / onboard, forks, True, control_dir)
+                trivial_s, dummy_cpu = playbook(tree, inventory, limit, trivial, forks, True, control_dir, serial)
+                rerun_s, rerun_cpu = playbook(tree, inventory, limit, tree / onboard, forks, True, control_dir, serial)
                 figures[side].append((trivial_s, rerun_s, rerun_cpu))
                 print("round %d %-6s trivial %.2f s re-run %.2f s (%.2fx), CPU %.2f s"
                       % (number + 1, side, trivial_s, rerun_s, rerun_s / trivial_s, rerun_cpu), flush=True)

@@ -62,6 +62,8 @@ DUB = Guest("sbc-dub-1", "trixie", "10.214.0.12")
 OLD = Guest("sbc-old-1", "bookworm", "10.214.0.13")
 TLS_DIR = "/etc/kamailio/tls"
 PLAYBOOK_TIMEOUT_S = 420
+# The kamailio role's push (push.yml) prints this banner whenever it is included; a re-run must not include it.
+PUSH_BANNER = "TASK [commsgw.routing.kamailio : Check the SBC's TLS files as the user Kamailio runs as]"
 
 DEPLOYMENT: dict[str, t.Any] = {
     "name": "prodshape", "type": "production", "base_domain": "acg-prod.commsgw.test",
@@ -420,18 +422,41 @@ def test_calls_flow_through_each_site_to_its_local_region(rig: Rig) -> None:
 
 
 def test_second_run_changes_nothing(rig: Rig) -> None:
-    """And, on the default path (systemd, SSH + become), it skips the push: nothing changed since the last one
-    (issue 25 item 2, docs/rerun.md; -v shows the read's reasons should it not)."""
+    """And, on the default path (systemd, SSH + become), it skips the push: nothing changed since the last one, so
+    the render found the SBC converged and onboard.yml left the apply step out (issue 25 item 2, docs/rerun.md; -v
+    shows the read's reasons should it not)."""
     pids = {g.name: rig.main_pid(g) for g in (AMS, DUB)}
     out = _play(rig.inventory, "playbooks/onboard.yml", "-v").stdout
     for guest in (AMS, DUB):
         assert _recap(out, guest.name)["changed"] == 0, out[-6000:]
         assert rig.main_pid(guest) == pids[guest.name]
-        skipped = re.search(r"TASK \[commsgw\.routing\.kamailio : Push the configuration\][^\n]*\n"
-                            r"skipping: \[%s\]" % re.escape(guest.name), out)
+        skipped = re.search(r"TASK \[Push the configuration\][^\n]*\nskipping: \[%s\]" % re.escape(guest.name), out)
         read = out.find("reasons:", out.find("ok: [%s]" % guest.name, out.find("Read the Kamailio version")))
         assert skipped, "%s: the push ran again; the read said: %s" % (guest.name, out[read:read + 1500])
         # ... and the probe ran in the read's round trip, its result returned by the probe task.
+        assert PROBED_WITH_READ in _probe_summaries(out)[guest.name], out[-6000:]
+    assert PUSH_BANNER not in out, out[-6000:]
+
+
+def test_a_converged_run_is_recorded_and_reported(rig: Rig) -> None:
+    """The change record and the SBCs' reports, written once per batch for its SBCs (docs/rerun.md): each converged
+    SBC gets one push step that changed nothing, the verdict of the probe its read ran, and that probe's report on
+    the controller."""
+    pids = {g.name: rig.main_pid(g) for g in (AMS, DUB)}
+    records, reports = rig.tmp / "rerun-records", rig.tmp / "rerun-reports"
+    out = _play(rig.inventory, "playbooks/onboard.yml", "-e", "commsgw_change_record_dir=%s" % records,
+                "-e", "commsgw_probe_report_dir=%s" % reports).stdout
+    assert PUSH_BANNER not in out, out[-6000:]
+    [record] = [json.loads(path.read_text()) for path in records.glob("*.json")]
+    assert record["result"] == "ok", record
+    for guest in (AMS, DUB):
+        assert rig.main_pid(guest) == pids[guest.name]
+        entry = record["sbcs"][guest.name]
+        assert (entry["status"], entry["files"], entry["service_action"], entry["probe"]["verdict"]) == (
+            "ok", [], "none", "pass"), entry
+        assert [(step["kind"], step["files"], step["service_action"]) for step in entry["steps"]] == [
+            ("push", [], "none")], entry
+        assert json.loads((reports / ("%s.json" % guest.name)).read_text())["verdict"] == "pass"
         assert PROBED_WITH_READ in _probe_summaries(out)[guest.name], out[-6000:]
 
 

@@ -147,7 +147,7 @@ def test_second_run_changes_nothing(sbc: Sbc) -> None:
     assert sbc.pid() == pid
 
 
-SKIPPED_PUSH = re.compile(r"TASK \[commsgw\.routing\.kamailio : Push the configuration\][^\n]*\nskipping: \[sbc-push\]")
+SKIPPED_PUSH = re.compile(r"TASK \[Push the configuration\][^\n]*\nskipping: \[sbc-push\]")
 PUSH_STEP = "TASK [commsgw.routing.kamailio : Install the configuration once a candidate"
 
 
