@@ -168,8 +168,8 @@ options:
   result_from_read:
     description:
       - The probe that the SBC platform's read ran in this run, in the same round trip, because it found the SBC as
-        its last push left it (C(commsgw_sbc_probe_of_read), set by the platform's apply step only when its push had
-        nothing to do; C(docs/rerun.md)).
+        its last push left it (C(commsgw_sbc_probe_of_read), set by the platform's render step and emptied by its
+        apply step when it pushes; C(docs/rerun.md)).
       - Returned as this task's result, without contacting the SBC again, when it was run with the same options
         (its C(options_digest)), passed (C(pass) or C(warn)), and no report file is asked for. Otherwise the probe
         runs live as without it.

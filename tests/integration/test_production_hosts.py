@@ -441,11 +441,11 @@ def test_second_run_changes_nothing(rig: Rig) -> None:
 def test_a_converged_run_is_recorded_and_reported(rig: Rig) -> None:
     """The change record and the SBCs' reports, written once per batch for its SBCs (docs/rerun.md): each converged
     SBC gets one push step that changed nothing, the verdict of the probe its read ran, and that probe's report on
-    the controller."""
+    the controller. Both SBCs in one batch (serial 2), as a fleet onboards."""
     pids = {g.name: rig.main_pid(g) for g in (AMS, DUB)}
     records, reports = rig.tmp / "rerun-records", rig.tmp / "rerun-reports"
     out = _play(rig.inventory, "playbooks/onboard.yml", "-e", "commsgw_change_record_dir=%s" % records,
-                "-e", "commsgw_probe_report_dir=%s" % reports).stdout
+                "-e", "commsgw_probe_report_dir=%s" % reports, "-e", "commsgw_onboard_serial=2").stdout
     assert PUSH_BANNER not in out, out[-6000:]
     [record] = [json.loads(path.read_text()) for path in records.glob("*.json")]
     assert record["result"] == "ok", record

@@ -264,3 +264,58 @@ def test_the_reads_probe_request_is_the_probe_tasks_options() -> None:
         {key: normal(value) for key, value in passed.items() if key != "plan"}
     assert request["plan"] == "{{ hostvars['localhost'].commsgw_plans.host_plans[inventory_hostname] }}"
     assert "hostvars['localhost'].commsgw_plans if" in play_["vars"]["commsgw_probe_plans"]
+
+
+# name: (the read-back as the read would return it, with "DIGEST" for this input's digest; the rendered artefacts;
+# the offline render's directory)
+CONVERGENCE_CASES = {
+    "as-recorded": ({"reasons": [], "recorded_input": "DIGEST"}, {"kamailio.cfg": "x"}, ""),
+    "hand-edit": ({"reasons": ["kamailio.cfg: content changed"], "recorded_input": "DIGEST"}, {"kamailio.cfg": "x"}, ""),
+    "other-input": ({"reasons": [], "recorded_input": "0" * 64}, {"kamailio.cfg": "x"}, ""),
+    "no-record": ({"reasons": [], "recorded_input": ""}, {"kamailio.cfg": "x"}, ""),
+    "no-read": ({"skipped": True}, {"kamailio.cfg": "x"}, ""),
+    "offline": ({"skipped": True}, {"kamailio.cfg": "x"}, "/srv/render"),
+    "not-files": ({"reasons": [], "recorded_input": "DIGEST"}, "not a mapping", ""),
+}
+
+
+def test_the_render_step_decides_as_the_apply_step_does(tmp_path: Path) -> None:
+    """onboard.yml leaves the apply step out when the render found the SBC converged (docs/rerun.md): the render's
+    decision (kamailio_render_converged) must be the apply step's (kamailio_push_needed) without a hold, or a re-run
+    would skip a push the apply step would make. Both run here as the role's own tasks, on one host per case."""
+    render = yaml.safe_load((ROLE / "tasks" / "render.yml").read_text())
+    main = yaml.safe_load((ROLE / "tasks" / "main.yml").read_text())
+    decide_in_render = next(task for task in render if "commsgw_sbc_converged" in task.get("ansible.builtin.set_fact", {}))
+    digest, decide = main[0], main[1]
+    assert "kamailio_input_digest" in digest["ansible.builtin.set_fact"]
+    assert "kamailio_push_skipped" in decide["ansible.builtin.set_fact"]
+    defaults = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+    hosts = {name: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                    "case_readback": readback, "commsgw_sbc_artefacts": artefacts,
+                    "commsgw_sbc": {"config_dir": "/srv/sbc/etc"},
+                    **({"commsgw_sbc_render_dir": render_dir} if render_dir else {})}
+             for name, (readback, artefacts, render_dir) in CONVERGENCE_CASES.items()}
+    inventory = tmp_path / "hosts.json"
+    inventory.write_text(json.dumps({"all": {"vars": defaults, "hosts": hosts}}))
+    out = tmp_path / "decisions"
+    out.mkdir()
+    this_digest = ("{{ kamailio_files | commsgw.routing.kamailio_input_digest(kamailio_push_variables)"
+                   " if kamailio_files is mapping else '' }}")
+    playbook = tmp_path / "decide.yml"
+    playbook.write_text(json.dumps([{
+        "hosts": "all", "gather_facts": False, "vars_files": [str(ROLE / "vars" / "main.yml")],
+        "tasks": [
+            {"name": "This input's digest", "ansible.builtin.set_fact": {"case_digest": this_digest}},
+            {"name": "The read-back of the case", "ansible.builtin.set_fact": {"kamailio_readback": (
+                "{{ case_readback | combine({'recorded_input': case_digest}"
+                " if case_readback.recorded_input | default('') == 'DIGEST' else {}) }}")}},
+            decide_in_render, digest, decide,
+            {"ansible.builtin.copy": {
+                "content": "{{ {'render_converged': commsgw_sbc_converged, 'push_skipped': kamailio_push_skipped}"
+                           " | to_json }}",
+                "dest": str(out) + "/{{ inventory_hostname }}.json", "mode": "0600"}}]}]))
+    play(inventory, [str(playbook)], tmp_path)
+    decisions = {name: json.loads((out / ("%s.json" % name)).read_text()) for name in CONVERGENCE_CASES}
+    assert {name: d["render_converged"] for name, d in decisions.items()} == {
+        name: name == "as-recorded" for name in CONVERGENCE_CASES}
+    assert all(d["render_converged"] == d["push_skipped"] for d in decisions.values()), decisions
