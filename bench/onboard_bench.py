@@ -167,17 +167,20 @@ def ssh_control_dir() -> t.Iterator[Path]:
         shutil.rmtree(control_dir, ignore_errors=True)
 
 
-def run_ansible(cmd: t.Sequence[str], cwd: Path, env: dict[str, str], timeout: float,
+def run_ansible(cmd: t.Sequence[str], tree: Path, timeout: float,
                 control_dir: Path) -> tuple[subprocess.CompletedProcess[str], float, float]:
-    """cmd (an Ansible command) in a session of its own: (completed process, wall s, controller CPU s). The CPU is
-    the command's, its workers' and their ssh clients' (os.times() of waited-for children) plus what the ssh
-    masters in control_dir spent meanwhile. On timeout the whole session is killed (the workers and ssh clients
-    too, not only ansible-playbook), then subprocess.TimeoutExpired is raised."""
-    env = dict(env, ANSIBLE_SSH_CONTROL_PATH_DIR=str(control_dir))
+    """cmd (an Ansible command) in ``tree``, a checkout whose ansible.cfg finds it as commsgw.routing, in a session
+    of its own: (completed process, wall s, controller CPU s). The CPU is the command's, its workers' and their ssh
+    clients' (os.times() of waited-for children) plus what the ssh masters in control_dir spent meanwhile. On timeout
+    the whole session is killed (the workers and ssh clients too, not only ansible-playbook), then
+    subprocess.TimeoutExpired is raised."""
+    env = dict(os.environ, ANSIBLE_CONFIG=str(tree / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_HOST_KEY_CHECKING="False", ANSIBLE_SSH_CONTROL_PATH_DIR=str(control_dir))
+    env.pop("ANSIBLE_COLLECTIONS_PATH", None)  # the tree's own collection, never another checkout's
     masters_before = _ssh_master_cpu(control_dir)
     before = os.times()
     started = time.monotonic()
-    with subprocess.Popen(cmd, cwd=str(cwd), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    with subprocess.Popen(cmd, cwd=str(tree), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           start_new_session=True) as proc:
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
@@ -199,9 +202,7 @@ def run_playbook(inventory: Path, playbook: Path, forks: int, timeout: float, co
     """ansible-playbook with --forks; (wall seconds, stdout, controller CPU seconds). Raises when it fails."""
     cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), str(playbook),
            "--forks", str(max(forks, 1)), *extra]
-    env = dict(os.environ, ANSIBLE_CONFIG=str(ROOT / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_HOST_KEY_CHECKING="False")
-    proc, wall, cpu = run_ansible(cmd, ROOT, env, timeout, control_dir)
+    proc, wall, cpu = run_ansible(cmd, ROOT, timeout, control_dir)
     if OUTPUT_DIR:  # --output-dir: every playbook's output, numbered in run order
         OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
         log = OUTPUT_DIR / ("%03d-%s.log" % (len(list(OUTPUT_DIR.iterdir())), playbook.stem))

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -51,10 +50,7 @@ def playbook(tree: Path, inventory: Path, limit: str, path: Path, forks: int, re
            "--forks", str(forks), "-e", "bench_serial=%d" % serial, "-e", "commsgw_onboard_serial=%d" % serial,
            str(path)]
     timeout = ROUND_TIMEOUT_S if rerun else FIRST_RUN_TIMEOUT_S
-    env = dict(os.environ, ANSIBLE_CONFIG=str(tree / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_HOST_KEY_CHECKING="False")
-    env.pop("ANSIBLE_COLLECTIONS_PATH", None)
-    proc, wall, cpu = ob.run_ansible(cmd, tree, env, timeout, control_dir)
+    proc, wall, cpu = ob.run_ansible(cmd, tree, timeout, control_dir)
     if proc.returncode != 0:
         raise RuntimeError("%s in %s failed (%d):\n%s" % (path.name, tree, proc.returncode, proc.stdout[-6000:]))
     if path.name == "onboard.yml" and rerun:

@@ -275,7 +275,7 @@ CONVERGENCE_CASES = {
     "no-record": ({"reasons": [], "recorded_input": ""}, {"kamailio.cfg": "x"}, ""),
     "no-read": ({"skipped": True}, {"kamailio.cfg": "x"}, ""),
     "offline": ({"skipped": True}, {"kamailio.cfg": "x"}, "/srv/render"),
-    "not-files": ({"reasons": [], "recorded_input": "DIGEST"}, "not a mapping", ""),
+    "not-files": ({"reasons": [], "recorded_input": "0" * 64}, "not a mapping", ""),
 }
 
 
@@ -285,10 +285,13 @@ def test_the_render_step_decides_as_the_apply_step_does(tmp_path: Path) -> None:
     would skip a push the apply step would make. Both run here as the role's own tasks, on one host per case."""
     render = yaml.safe_load((ROLE / "tasks" / "render.yml").read_text())
     main = yaml.safe_load((ROLE / "tasks" / "main.yml").read_text())
-    decide_in_render = next(task for task in render if "commsgw_sbc_converged" in task.get("ansible.builtin.set_fact", {}))
-    digest, decide = main[0], main[1]
+    decide_in_render = render[-1]  # the render's last task: nothing after it may change the decision
+    assert "commsgw_sbc_converged" in decide_in_render["ansible.builtin.set_fact"]
+    digest, decide, push = main[0], main[1], main[2]
     assert "kamailio_input_digest" in digest["ansible.builtin.set_fact"]
     assert "kamailio_push_skipped" in decide["ansible.builtin.set_fact"]
+    # The push follows the decision's fact (the decision forgets the read-back it was computed from).
+    assert push["ansible.builtin.include_tasks"] == "push.yml" and push["when"] == "not kamailio_push_skipped"
     defaults = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
     hosts = {name: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
                     "case_readback": readback, "commsgw_sbc_artefacts": artefacts,
