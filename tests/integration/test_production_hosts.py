@@ -504,6 +504,27 @@ def test_key_kamailio_cannot_read_is_caught_by_the_preflight(rig: Rig) -> None:
     assert rig.state(AMS) == before
 
 
+def test_an_sbc_that_fails_in_a_batch_leaves_the_others_recorded(rig: Rig) -> None:
+    """Both SBCs in one batch (serial 2) with a change record: sbc-ams-1's push fails its TLS preflight, and the
+    rollout stops; sbc-dub-1, whose push ended, is recorded finished before the failing SBC's rescue closes the
+    record (docs/change-records.md), not left in progress."""
+    before = rig.state(AMS)
+    records = rig.tmp / "failed-batch-records"
+    rig.root(AMS, "chmod 0600 %s/sbc.key" % TLS_DIR)
+    try:
+        proc = _play(rig.inventory, "playbooks/onboard.yml", "-e", "commsgw_onboard_serial=2",
+                     "-e", "commsgw_change_record_dir=%s" % records, check=False)
+    finally:
+        rig.root(AMS, "chmod 0640 %s/sbc.key" % TLS_DIR)
+    assert proc.returncode != 0 and "TLS preflight failed" in proc.stdout, proc.stdout[-4000:]
+    assert rig.state(AMS) == before
+    [record] = [json.loads(path.read_text()) for path in records.glob("*.json")]
+    failed, finished = record["sbcs"][AMS.name], record["sbcs"][DUB.name]
+    assert record["result"] == "failed" and failed["status"] == "failed", record
+    assert "TLS preflight failed" in failed["message"], failed
+    assert finished["status"] == "ok" and finished["finished"] and finished["steps"], finished
+
+
 def test_config_that_cannot_start_leaves_the_running_one_untouched(rig: Rig) -> None:
     before = rig.state(AMS)
     files = {name: rig.root(AMS, "cat /etc/kamailio/%s" % path) for name, path in (
