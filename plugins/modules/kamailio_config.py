@@ -188,7 +188,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import pe
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.candidate import try_candidate_tree
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.deployed import read_deployed
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
-    DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB)
+    DEFAULT_MEMORY_MANAGER, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, MEMORY_MANAGERS)
 from ansible_collections.commsgw.routing.plugins.module_utils.host import push_state
 from ansible_collections.commsgw.routing.plugins.module_utils.host.lease import LeaseBusy, push_step, state_dir_for
 from ansible_collections.commsgw.routing.plugins.module_utils.core.safe_files import UnsafePathError
@@ -231,7 +231,8 @@ def _candidate(module, result):
         outcome = try_candidate_tree(params["config_dir"], params["files"], lambda path: _set_attributes(module, path),
                                      binary=params["binary"], run_dir=params["run_dir"],
                                      timeout_s=params["start_timeout"], shm_mb=params["shared_memory_mb"],
-                                     pkg_mb=params["private_memory_mb"], user=params["run_as_user"] or None)
+                                     pkg_mb=params["private_memory_mb"], user=params["run_as_user"] or None,
+                                     memory_manager=params["memory_manager"])
     except OSError as exc:
         result["changed"] = False
         module.fail_json(msg="the candidate configuration could not be prepared (%s); nothing was installed" % exc,
@@ -353,6 +354,7 @@ def main():
             "start_timeout": {"type": "float", "default": 15.0},
             "shared_memory_mb": {"type": "int", "default": DEFAULT_SHARED_MEMORY_MB},
             "private_memory_mb": {"type": "int", "default": DEFAULT_PRIVATE_MEMORY_MB, "aliases": ["pkg_memory_mb"]},
+            "memory_manager": {"type": "str", "default": DEFAULT_MEMORY_MANAGER, "choices": list(MEMORY_MANAGERS)},
             "run_as_user": {"type": "str", "default": "", "aliases": ["run_as"]},
             "mode": {"type": "str", "default": "0644"},
             "owner": {"type": "str"},

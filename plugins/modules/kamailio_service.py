@@ -16,7 +16,7 @@ description:
   - O(state=reloaded) calls the jsonrpc methods in O(reload) (for example C(dispatcher.reload)) on the
     running Kamailio; its process is not restarted. A reload Kamailio refuses as too soon after the previous
     one (C(ongoing reload), its C(reload_delta) of 5 s) is tried again until O(timeout); RV(progress) says so.
-  - O(binary), O(shared_memory_mb), O(private_memory_mb), O(run_as_user), O(log_file) and O(work_dir) apply to
+  - O(binary), O(shared_memory_mb), O(private_memory_mb), O(memory_manager), O(run_as_user), O(log_file) and O(work_dir) apply to
     O(manager=process); in systemd mode the unit decides (the kamailio role writes them into a drop-in).
   - Every action runs under the SBC's push lock and fails, naming the holder, while another run holds its push
     lease (O(lease)). A successful start or restart clears the restart or reloads kamailio_config noted as
@@ -138,7 +138,8 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.core.daemon import start_detached
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
-    DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB)
+    DEFAULT_CONFIG_DIR, DEFAULT_MEMORY_MANAGER, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB,
+    MEMORY_MANAGERS, memory_manager_args)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import JsonRpc, RpcError, rpc_endpoints
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.reload import ReloadFailed, reload
 from ansible_collections.commsgw.routing.plugins.module_utils.host import push_state
@@ -225,7 +226,7 @@ class Controller:
             # -E keeps the log on stderr after daemonising, so it lands in log_file.
             cmd = [self.p["binary"], "-f", self.p["config"], "-P", self.p["pid_file"], "-E",
                    "-w", self.p["work_dir"], "-m", str(self.p["shared_memory_mb"]),
-                   "-M", str(self.p["private_memory_mb"])]
+                   "-M", str(self.p["private_memory_mb"])] + memory_manager_args(self.p["memory_manager"])
             if account:
                 # Numeric ids: a kamailio_rootfs wrapper resolves names in its own tree's passwd.
                 cmd += ["-u", str(uid), "-g", str(gid)]
@@ -333,6 +334,7 @@ def main():
             "run_as_user": {"type": "str", "default": "kamailio", "aliases": ["user"]},
             "shared_memory_mb": {"type": "int", "default": DEFAULT_SHARED_MEMORY_MB},
             "private_memory_mb": {"type": "int", "default": DEFAULT_PRIVATE_MEMORY_MB, "aliases": ["pkg_memory_mb"]},
+            "memory_manager": {"type": "str", "default": DEFAULT_MEMORY_MANAGER, "choices": list(MEMORY_MANAGERS)},
             "reload": {"type": "list", "elements": "str", "default": []},
             "timeout": {"type": "float", "default": 20.0},
             "state_dir": {"type": "path"},

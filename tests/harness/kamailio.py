@@ -78,13 +78,16 @@ def kamailio_version(binary: str = KAMAILIO) -> str:
 class KamailioProcess:
     def __init__(self, cfg: Path, workdir: Path, run_dir: Path, resolv_conf: t.Optional[Path] = None,
                  shared_memory_mb: int = 128, private_memory_mb: int = 8, rootfs: t.Optional[Path] = None,
-                 binary: str = "/usr/sbin/kamailio", binds: t.Sequence[Path] = ()) -> None:
+                 binary: str = "/usr/sbin/kamailio", binds: t.Sequence[Path] = (),
+                 memory_manager: t.Optional[str] = None) -> None:
         self.cfg = Path(cfg)
         self.workdir = Path(workdir)
         self.run_dir = Path(run_dir)
         self.resolv_conf = resolv_conf
         self.shared_memory_mb = shared_memory_mb
         self.private_memory_mb = private_memory_mb
+        # Kamailio's memory manager (-x, -X: tlsf, qm or fm); None: the one the kamailio role starts it with.
+        self.memory_manager = memory_manager
         self.rootfs = rootfs
         # More host directories visible inside ``rootfs`` (e.g. certificates outside the config dir).
         self.binds = [Path(b) for b in binds]
@@ -99,6 +102,9 @@ class KamailioProcess:
         cmd = [self.binary, "-f", str(self.cfg), "-DD", "-E", "-w", str(self.workdir), "-P",
                str(self.run_dir / "kamailio.pid"), "-m", str(self.shared_memory_mb), "-M",
                str(self.private_memory_mb)]
+        from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
+            DEFAULT_MEMORY_MANAGER, memory_manager_args)
+        cmd += memory_manager_args(self.memory_manager or DEFAULT_MEMORY_MANAGER)
         lines = ["set -e"]
         if self.rootfs is None:
             if self.resolv_conf is not None:

@@ -251,6 +251,12 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[Rig]:
             sim.stop()
 
 
+def _memory_manager_args(rig: Rig, guest: Guest, pid: int) -> list[str]:
+    """The -x/-X arguments (memory managers) of the running Kamailio ``pid``, from its command line."""
+    argv = rig.root(guest, "tr '\\0' '\\n' < /proc/%d/cmdline" % pid).splitlines()
+    return [arg for i, arg in enumerate(argv) if arg in ("-x", "-X") or (i and argv[i - 1] in ("-x", "-X"))]
+
+
 def test_check_mode_on_fresh_hosts_lists_changes_and_changes_nothing(rig: Rig) -> None:
     before = {g.name: rig.state(g) for g in (AMS, DUB)}
     out = _play(rig.inventory, "playbooks/onboard.yml", "--check", "--diff").stdout
@@ -310,6 +316,8 @@ def test_onboard_two_sites_over_tls_with_the_probe(rig: Rig) -> None:
         pid = rig.main_pid(guest)
         assert pid > 0
         assert rig.root(guest, "ps -o user= -p %d" % pid).strip() == "kamailio"
+        # Issue 25: the drop-in starts it with the TLSF memory manager for shared and private memory.
+        assert _memory_manager_args(rig, guest, pid) == ["-x", "tlsf", "-X", "tlsf"]
         assert rig.root(guest, "systemctl is-active kamailio").strip() == "active"
         assert "kamailio 6.0" in rig.root(guest, "kamailio -v")
         listing = rig.root(guest, "stat -c '%n %U:%G %a' /etc/kamailio/kamailio.cfg /etc/kamailio/tls.cfg "
@@ -566,6 +574,7 @@ def test_debian12_plain_transport_onboards_and_tls_is_refused(rig: Rig) -> None:
     pid = rig.main_pid(OLD)
     assert rig.root(OLD, "ps -o user= -p %d" % pid).strip() == "kamailio"
     assert "kamailio 5.6" in rig.root(OLD, "kamailio -v")
+    assert _memory_manager_args(rig, OLD, pid) == ["-x", "tlsf", "-X", "tlsf"]
     caller = SippCaller("old-%d" % int(time.time() * 1000), rig.tmp / "sipp", CORE, "%s:5070" % OLD.address,
                         hold_ms=100)
     result = caller.run(6, rate=10.0, timeout_s=60)

@@ -23,6 +23,8 @@ import tempfile
 import time
 import typing as t
 
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
+    DEFAULT_MEMORY_MANAGER, memory_manager_args)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import PEERS_SUBDIR, file_path
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
     DEFAULT_RUN_DIR, JsonRpc, RpcError, listen_addresses, rpc_endpoints)
@@ -38,7 +40,8 @@ class CandidateResult:
 
 def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/kamailio",
                   run_dir: str = DEFAULT_RUN_DIR, timeout_s: float = 15.0, shm_mb: int = 64, pkg_mb: int = 8,
-                  cfg_name: str = "kamailio.cfg", user: t.Optional[str] = None) -> CandidateResult:
+                  cfg_name: str = "kamailio.cfg", user: t.Optional[str] = None,
+                  memory_manager: str = DEFAULT_MEMORY_MANAGER) -> CandidateResult:
     """Start the configuration in ``candidate_dir`` as if it lived in ``config_dir``; True once it serves.
 
     Why namespaces: the candidate must bind the very addresses and ports the live SBC holds, read
@@ -78,8 +81,9 @@ def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/
         *["ip addr add %s/32 dev lo" % a for a in addresses],
         "mount --bind %s %s" % (_q(candidate_dir), _q(config_dir)),
         "mount --bind %s %s" % (_q(cand_run), _q(run_dir)),
-        "exec %s%s -f %s -DD -E -w %s -m %d -M %d%s" % (drop, _q(binary), _q(os.path.join(config_dir, cfg_name)),
-                                                        _q(run_dir), shm_mb, pkg_mb, extra),
+        "exec %s%s -f %s -DD -E -w %s -m %d -M %d%s%s" % (
+            drop, _q(binary), _q(os.path.join(config_dir, cfg_name)), _q(run_dir), shm_mb, pkg_mb,
+            "".join(" " + arg for arg in memory_manager_args(memory_manager)), extra),
     ])
     endpoints = rpc_endpoints(cfg_text, run_dir).relocated(run_dir, cand_run)
     with open(log_path, "wb") as log:

@@ -10,6 +10,9 @@ before the split, so existing inventories stay valid:
 ``shared_memory_mb``      default: sized from the plan (peers, TLS, processes) and ``expected_calls_per_s``
                           (``kamailio.sizing``, docs/kamailio-sizing.md); set it to override the rule.
 ``private_memory_mb``     default 8 (Kamailio's own default; measured use stays far below it).
+``memory_manager``        tlsf (default), qm or fm: Kamailio's memory manager for shared and private memory
+                          (-x/-X). TLSF is cheaper per call than Kamailio's default qm (docs/kamailio-tls.md);
+                          qm has Kamailio's memory debugging.
 ``expected_calls_per_s``  default 500: the busiest call rate this SBC must take (calls set up per second,
                           both directions); shared memory is sized for it.
 ``udp_workers``           default 4: SIP worker processes per UDP socket.
@@ -36,7 +39,8 @@ import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.core.findings import Findings
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
-    DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SECRET_FILE)
+    DEFAULT_CONFIG_DIR, DEFAULT_MEMORY_MANAGER, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SECRET_FILE,
+    MEMORY_MANAGERS)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.sizing import DEFAULT_EXPECTED_CALLS_PER_S
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.fields import abs_path, bool_field, int_fields
 
@@ -51,7 +55,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
 }
 FIELDS = ("config_dir", "run_dir", "shared_memory_mb", "private_memory_mb", "udp_workers", "tcp_workers",
           "allow_tls_on_unfixed_kamailio", "options_timeout_ms", "log_level", "secret_file", "rpc_group",
-          "expected_calls_per_s")
+          "expected_calls_per_s", "memory_manager")
 _GROUP_NAME = re.compile(r"^(?:[a-z_][a-z0-9_-]{0,31}|[0-9]{1,10})$")
 
 
@@ -78,6 +82,13 @@ def parse_kamailio_settings(raw: t.Mapping[str, t.Any], base: str, tls: bool, fi
                        "a path outside the configuration directory (it is copied to backups and diffed), e.g. "
                        + DEFAULT_SECRET_FILE, raw.get("secret_file"))
         settings["secret_file"] = DEFAULT_SECRET_FILE
+    manager = raw.get("memory_manager")
+    settings["memory_manager"] = DEFAULT_MEMORY_MANAGER if manager is None else manager
+    if settings["memory_manager"] not in MEMORY_MANAGERS:
+        findings.error(base + ".memory_manager", "is not a Kamailio memory manager",
+                       "one of %s (default %s)" % (", ".join(MEMORY_MANAGERS), DEFAULT_MEMORY_MANAGER),
+                       settings["memory_manager"])
+        settings["memory_manager"] = DEFAULT_MEMORY_MANAGER
     settings["rpc_group"] = raw.get("rpc_group") or None
     if settings["rpc_group"] is not None and not (isinstance(settings["rpc_group"], str)
                                                   and _GROUP_NAME.match(settings["rpc_group"])):

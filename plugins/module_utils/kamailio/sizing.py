@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 import typing as t
 
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import DEFAULT_MEMORY_MANAGER
+
 # Expected busiest call rate of one SBC when commsgw_sbc.expected_calls_per_s is not set (calls per second
 # set up through it, both directions together).
 DEFAULT_EXPECTED_CALLS_PER_S = 500
@@ -62,6 +64,7 @@ def memory_view(tls: bool, processes: int, settings: t.Mapping[str, t.Any]) -> d
     return {
         "shared_mb": int(settings.get("shared_memory_mb") or sized),
         "private_mb": int(settings.get("private_memory_mb") or PKG_MB),
+        "manager": str(settings.get("memory_manager") or DEFAULT_MEMORY_MANAGER),
         "sized_shared_mb": sized,
         "rule": "%s, %d processes, expected calls/s %d" % ("TLS" if tls else "plain SIP", processes, calls_per_s),
     }

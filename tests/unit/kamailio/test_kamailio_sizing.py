@@ -80,3 +80,29 @@ def test_the_doc_states_the_rule_the_code_applies() -> None:
     for name, value in constants.items():
         assert re.search(r"`%s` *= *%s\b" % (name, re.escape(str(value))), text), (name, value)
     assert "-M %d" % PKG_MB in text
+
+
+@pytest.mark.parametrize("manager", ["tlsf", "qm"])
+def test_the_memory_manager_is_named_by_kamailio_cfg_and_started_by_the_role(manager: str) -> None:
+    """commsgw_sbc.memory_manager (default tlsf) is a line of kamailio.cfg, so that changing it restarts Kamailio,
+    and the role's kamailio_memory_manager (-x/-X of every start) reads that line."""
+    settings = SETTINGS if manager == "tlsf" else dict(SETTINGS, memory_manager=manager)
+    cfg = render_kamailio(_plan(), settings, "6.0.1")["kamailio.cfg"]
+    assert re.findall(r"^#memory_manager=(.*)$", cfg, re.M) == [manager]
+    import yaml
+    from tests.unit.test_role_conventions import ROLE, _templar, trusted
+    defaults = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+
+    def role_default(**variables: t.Any) -> str:
+        return str(_templar(dict(defaults, **variables)).template(trusted(defaults["kamailio_memory_manager"]))).strip()
+    assert role_default(kamailio_files={"kamailio.cfg": cfg}, commsgw_sbc={}) == manager
+    # The inventory's own setting first (as for the memory sizes); tlsf when nothing was rendered.
+    assert role_default(kamailio_files={"kamailio.cfg": cfg}, commsgw_sbc={"memory_manager": "fm"}) == "fm"
+    assert role_default(kamailio_files={}) == "tlsf"
+
+
+def test_memory_manager_arguments_name_both_memories_and_refuse_the_unknown() -> None:
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import memory_manager_args
+    assert memory_manager_args("tlsf") == ["-x", "tlsf", "-X", "tlsf"]
+    with pytest.raises(ValueError, match="unknown Kamailio memory manager 'tlsf -d'"):
+        memory_manager_args("tlsf -d")

@@ -135,7 +135,9 @@ def test_rendered_cfg_carries_the_plan_values() -> None:
     assert "$ml > 9984" in cfg and "$(ru{s.len}) > 256" in cfg
     assert 'modparam("dispatcher", "list_file", "/etc/kamailio-acg/peers/dispatcher.list")' in cfg
     assert "listen=udp:192.0.2.10:5060" in cfg and "listen=udp:10.0.0.10:5070" in cfg
-    assert "tls" not in cfg.split("####### Routing logic")[0].lower().replace("tls_threads", "")
+    # (TLSF, the memory manager, is no TLS.)
+    assert "tls" not in cfg.split("####### Routing logic")[0].lower().replace("tls_threads", "").replace("=tlsf", "")
+    assert "\n#memory_manager=tlsf\n" in cfg
     srv = json.loads(files["commsgw-srv.json"])
     assert [s["id"] for s in srv["sets"]] == [101, 102, 201] and srv["min_ttl"] == 60
 
