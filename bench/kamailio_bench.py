@@ -26,6 +26,8 @@ tm + t_relay to one peer over TLS with SNI ($xavp(tls=>server_name)), with the s
 Addresses: 127.77.0.0/16, used by nothing else. Each proxy's TLS connection to the peer is shown
 from its tls.list (SNI, cipher); the peer listens on TCP only, so a completed call went over TLS.
 
+Every proxy runs under the memory manager of --memory-manager (default: the kamailio role's, TLSF); the variant
+qm is the generated config under Kamailio's default manager, to see what TLSF saves.
 After each run: Kamailio's shared memory after the warm-up and at most (core.shmmem) and the private memory
 of its most used process (pkg.stats): the figures behind docs/kamailio-sizing.md. Both proxies start with
 the shared memory the rendered kamailio.cfg was sized for (shm_mem_size).
@@ -66,6 +68,8 @@ from harness import rootfs  # noqa: E402
 from harness.kamailio import (BLOCK_LOCK_DIR, AcgLab, BlockLease, KamailioError, KamailioProcess,  # noqa: E402
                               Topology, cpu_ticks, rendered_path, tree_cpu_seconds, write_rendered)
 from harness.sipp import SippCaller, SippPeer, parse_message_log  # noqa: E402
+from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (  # noqa: E402
+    DEFAULT_MEMORY_MANAGER, MEMORY_MANAGERS)
 from ansible_collections.commsgw.routing.plugins.module_utils.sbc.settings import normalise_sbc_settings  # noqa: E402
 
 # A bare stateful proxy: the reference for (c) and (d). The %(tls_*)s parts are empty over UDP.
@@ -182,7 +186,10 @@ VARIANTS: dict[str, tuple[str, t.Callable[[str, str], str]]] = {
     "no-log-prefix": ("no log_prefix", _no_log_prefix),
     "no-kex": ("no kex module (is_myself replaced: unsafe)", _no_kex),
     "no-tls-script": ("no-reply-check + fixed-sni", lambda cfg, sni: _fixed_sni(_drop_reply_check(cfg, sni), sni)),
+    "qm": ("the generated config under Kamailio's default memory manager, qm (before issue 25)", lambda cfg, sni: cfg),
 }
+# Variants that change how Kamailio starts rather than its config: the memory manager (-x/-X).
+VARIANT_MEMORY_MANAGER = {"qm": "qm"}
 TLS_PREFIX = "127.77"           # the TLS bench's /16: no test uses it
 TLS_DOMAIN = "acg-bench.test"
 SBC_TLS_PORT = 5061
@@ -363,8 +370,10 @@ class Rig:
     addresses (the bare one on octets 32/33 of the topology) and take turns, so that a change of the
     machine's load (other test runs) hits both alike."""
 
-    def __init__(self, work: Path, transport: str, topo: Topology, variants: t.Sequence[str] = ()) -> None:
+    def __init__(self, work: Path, transport: str, topo: Topology, variants: t.Sequence[str] = (),
+                 memory_manager: str = DEFAULT_MEMORY_MANAGER) -> None:
         self.work = work
+        self.memory_manager = memory_manager
         self.transport = transport
         self.topo = topo
         self.variants = list(variants)
@@ -409,6 +418,7 @@ class Rig:
         sized = re.search(r"^shm_mem_size=([0-9]+)$", self.lab.files["kamailio.cfg"], re.M)
         if sized:
             self.lab.shared_memory_mb = self.lab.kamailio.shared_memory_mb = int(sized.group(1))
+        self.lab.kamailio.memory_manager = self.memory_manager
         (self.bare_dir / "run").mkdir(parents=True, exist_ok=True)
         values: dict[str, t.Any] = {
             "debug": _rendered_debug(self.lab.files["kamailio.cfg"]),
@@ -445,7 +455,7 @@ class Rig:
         kamailio = KamailioProcess(self.bare_dir / "kamailio.cfg", self.bare_dir, self.bare_dir / "run",
                                    shared_memory_mb=lab.shared_memory_mb,
                                    rootfs=self.kamailio_runtime.rootfs if self.kamailio_runtime else None,
-                                   binds=binds)
+                                   binds=binds, memory_manager=self.memory_manager)
         proxies.append(Proxy("bare", kamailio, "%s:5060" % self.bare_core, lambda: None, lambda: None))
         for index, name in enumerate(self.variants):
             proxies.append(self._variant(index, name))
@@ -476,7 +486,8 @@ class Rig:
                                    rootfs=self.kamailio_runtime.rootfs if self.kamailio_runtime else None,
                                    # The configuration and the SBC's secret (ping relay, dialog names), as the lab's.
                                    binds=[lab.cfg_dir] + ([Path(lab.settings["secret_file"]).parent]
-                                                          if "secret_file" in lab.settings else []))
+                                                          if "secret_file" in lab.settings else []),
+                                   memory_manager=VARIANT_MEMORY_MANAGER.get(name, self.memory_manager))
         return Proxy(name, kamailio, "%s:5060" % core, lambda: lab.reset_peers(kamailio),
                      lambda: self._ready(kamailio), short="v%d" % (index + 1))
 
@@ -795,11 +806,11 @@ def describe(rig: Rig, args: argparse.Namespace, rates: t.Sequence[int], cpu_rat
     kamailio = rig.kamailio_runtime
     sipp = rig.sipp_runtime
     return ("(c)/(d) generated config vs bare stateful proxy, %s towards the peers: Kamailio %s%s, workers udp %d "
-            "tcp %d, shared memory %d MB, CPU cap in (c) %s; peers SIPp %s; calls held %d ms; ladder %s calls/s, %.0f "
+            "tcp %d, shared memory %d MB, memory manager %s, CPU cap in (c) %s; peers SIPp %s; calls held %d ms; ladder %s calls/s, %.0f "
             "s steps, %d retries; CPU (uncapped) at %s calls/s for %.0f s each in %d turns; %d run(s)%s" % (
                 args.transport, rig.kamailio_version,
                 " (%s)" % kamailio.origin.split(" (", maxsplit=1)[0] if kamailio else "",
-                WORKERS["udp"], WORKERS["tcp"], rig.lab.shared_memory_mb,
+                WORKERS["udp"], WORKERS["tcp"], rig.lab.shared_memory_mb, rig.memory_manager,
                 "%.2f cores" % args.kamailio_cpu if args.kamailio_cpu else "none",
                 "%s (%s%s)" % (sipp.version, sipp.origin.split(" (", maxsplit=1)[0],
                                ", wolfSSL fix preloaded" if sipp.preload else "") if sipp else "(host, udp)",
@@ -884,6 +895,9 @@ def main() -> int:
     parser.add_argument("--kamailio-cpu", type=float, default=0.0, metavar="CORES",
                         help="cap every Kamailio at this many CPUs (cgroup) for (c), so that (c) finds Kamailio's limit "
                         "rather than the rig's (default: no cap)")
+    parser.add_argument("--memory-manager", choices=MEMORY_MANAGERS, default=DEFAULT_MEMORY_MANAGER,
+                        help="Kamailio's memory manager (-x/-X) for every proxy, the bare one too (default: the one "
+                        "the kamailio role starts Kamailio with, %(default)s)")
     parser.add_argument("--hold-ms", type=int, default=HOLD_MS, help="ACK -> BYE in the (c)/(d) calls")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, configs) and print it")
     args = parser.parse_args()
@@ -936,7 +950,7 @@ def main() -> int:
                 peers = ((1, 10, 100),)
                 topo = (Topology(prefix=TLS_PREFIX, domain=TLS_DOMAIN, region1_peers=peers, region2_peers=peers)
                         if tls else Topology(block=lease.block, region1_peers=peers, region2_peers=peers))  # type: ignore[union-attr]
-                rig = Rig(work, args.transport, topo, variants)
+                rig = Rig(work, args.transport, topo, variants, args.memory_manager)
                 rig.hold_ms = args.hold_ms
                 try:
                     rig.prepare()
