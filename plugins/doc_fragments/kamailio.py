@@ -36,12 +36,13 @@ options:
   memory_manager:
     description:
       - Kamailio's memory manager for shared and private memory (C(-x) and C(-X)); C(commsgw_sbc.memory_manager) in the
-        inventory.
-      - V(tlsf) costs less CPU per call than Kamailio's default V(qm) (docs/kamailio-tls.md); V(qm) has Kamailio's memory
-        debugging.
+        inventory. V(tlsf) costs less CPU per call than Kamailio's default V(qm) (docs/kamailio-tls.md); V(qm) has
+        Kamailio's memory debugging.
+      - Omitted, the configuration started decides, by the C(#memory_manager=) line the renderer writes into
+        kamailio.cfg, so that a configuration restored from a backup starts under the manager it ran under. A
+        configuration without that line starts under Kamailio's default.
     type: str
     choices: [tlsf, qm, fm]
-    default: tlsf
   run_as_user:
     description:
       - The user Kamailio runs as (the Debian unit's C(User=kamailio)); C(-u)/C(-g) of a process started here.

@@ -188,7 +188,7 @@ from ansible_collections.commsgw.routing.plugins.module_utils.kamailio import pe
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.candidate import try_candidate_tree
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.deployed import read_deployed
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
-    DEFAULT_MEMORY_MANAGER, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, MEMORY_MANAGERS)
+    DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, MEMORY_MANAGERS)
 from ansible_collections.commsgw.routing.plugins.module_utils.host import push_state
 from ansible_collections.commsgw.routing.plugins.module_utils.host.lease import LeaseBusy, push_step, state_dir_for
 from ansible_collections.commsgw.routing.plugins.module_utils.core.safe_files import UnsafePathError
@@ -354,7 +354,7 @@ def main():
             "start_timeout": {"type": "float", "default": 15.0},
             "shared_memory_mb": {"type": "int", "default": DEFAULT_SHARED_MEMORY_MB},
             "private_memory_mb": {"type": "int", "default": DEFAULT_PRIVATE_MEMORY_MB, "aliases": ["pkg_memory_mb"]},
-            "memory_manager": {"type": "str", "default": DEFAULT_MEMORY_MANAGER, "choices": list(MEMORY_MANAGERS)},
+            "memory_manager": {"type": "str", "choices": list(MEMORY_MANAGERS)},
             "run_as_user": {"type": "str", "default": "", "aliases": ["run_as"]},
             "mode": {"type": "str", "default": "0644"},
             "owner": {"type": "str"},

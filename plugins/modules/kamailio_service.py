@@ -138,8 +138,8 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.commsgw.routing.plugins.module_utils.core.daemon import start_detached
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
-    DEFAULT_CONFIG_DIR, DEFAULT_MEMORY_MANAGER, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB,
-    MEMORY_MANAGERS, memory_manager_args)
+    DEFAULT_CONFIG_DIR, DEFAULT_PRIVATE_MEMORY_MB, DEFAULT_RUN_DIR, DEFAULT_SHARED_MEMORY_MB, MEMORY_MANAGERS,
+    memory_manager_args, memory_manager_of)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import JsonRpc, RpcError, rpc_endpoints
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.reload import ReloadFailed, reload
 from ansible_collections.commsgw.routing.plugins.module_utils.host import push_state
@@ -226,7 +226,10 @@ class Controller:
             # -E keeps the log on stderr after daemonising, so it lands in log_file.
             cmd = [self.p["binary"], "-f", self.p["config"], "-P", self.p["pid_file"], "-E",
                    "-w", self.p["work_dir"], "-m", str(self.p["shared_memory_mb"]),
-                   "-M", str(self.p["private_memory_mb"])] + memory_manager_args(self.p["memory_manager"])
+                   "-M", str(self.p["private_memory_mb"])]
+            manager = self.p["memory_manager"] or self.configured_memory_manager()
+            if manager:
+                cmd += memory_manager_args(manager)
             if account:
                 # Numeric ids: a kamailio_rootfs wrapper resolves names in its own tree's passwd.
                 cmd += ["-u", str(uid), "-g", str(gid)]
@@ -234,6 +237,15 @@ class Controller:
             if rc not in (0, None):
                 self.fail_start("kamailio exited with status %s while starting" % rc)
         self.wait_serving()
+
+    def configured_memory_manager(self):
+        """The manager the configuration being started names (its #memory_manager= line): a rollback to an older
+        configuration starts it under the manager it ran under. None: Kamailio's default."""
+        try:
+            with open(self.p["config"], encoding="utf-8") as handle:
+                return memory_manager_of(handle.read())
+        except (OSError, UnicodeDecodeError):
+            return None
 
     def stop(self):
         if self.p["manager"] == "systemd":
@@ -334,7 +346,7 @@ def main():
             "run_as_user": {"type": "str", "default": "kamailio", "aliases": ["user"]},
             "shared_memory_mb": {"type": "int", "default": DEFAULT_SHARED_MEMORY_MB},
             "private_memory_mb": {"type": "int", "default": DEFAULT_PRIVATE_MEMORY_MB, "aliases": ["pkg_memory_mb"]},
-            "memory_manager": {"type": "str", "default": DEFAULT_MEMORY_MANAGER, "choices": list(MEMORY_MANAGERS)},
+            "memory_manager": {"type": "str", "choices": list(MEMORY_MANAGERS)},
             "reload": {"type": "list", "elements": "str", "default": []},
             "timeout": {"type": "float", "default": 20.0},
             "state_dir": {"type": "path"},

@@ -251,6 +251,9 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> t.Iterator[Rig]:
             sim.stop()
 
 
+DROP_IN = "/etc/systemd/system/kamailio.service.d/commsgw.conf"
+
+
 def _memory_manager_args(rig: Rig, guest: Guest, pid: int) -> list[str]:
     """The -x/-X arguments (memory managers) of the running Kamailio ``pid``, from its command line."""
     argv = rig.root(guest, "tr '\\0' '\\n' < /proc/%d/cmdline" % pid).splitlines()
@@ -539,6 +542,10 @@ def test_config_that_cannot_start_leaves_the_running_one_untouched(rig: Rig) -> 
         ("kamailio.cfg", "kamailio.cfg"), ("dispatcher.list", "peers/dispatcher.list"), ("address.list", "address.list"),
         ("tls.cfg", "tls.cfg"))}
     files["kamailio.cfg"] += '\nroute[COMMSGW_BROKEN] {\n    sl_send_reply("200", "never");\n    ds_no_such();\n}\n'
+    # ... rendered for another memory manager: the push writes the unit's drop-in for it before the start-test.
+    assert "\n#memory_manager=tlsf\n" in files["kamailio.cfg"]
+    files["kamailio.cfg"] = files["kamailio.cfg"].replace("\n#memory_manager=tlsf\n", "\n#memory_manager=qm\n")
+    drop_in = rig.root(AMS, "cat %s" % DROP_IN)
     playbook = rig.tmp / "broken.yml"
     playbook.write_text(json.dumps([{"name": "Push a broken configuration", "hosts": "sbc-ams-1",
                                      "gather_facts": False, "tasks": [{
@@ -549,6 +556,11 @@ def test_config_that_cannot_start_leaves_the_running_one_untouched(rig: Rig) -> 
     assert proc.returncode != 0
     assert "did not start" in proc.stdout, proc.stdout[-4000:]
     assert rig.state(AMS) == before
+    # The rescue put the previous drop-in back (a reboot starts the previous configuration as it ran) and left no
+    # backup of it behind.
+    assert rig.root(AMS, "cat %s" % DROP_IN) == drop_in and "-x tlsf -X tlsf" in drop_in, drop_in
+    assert rig.root(AMS, "ls -A %s" % os.path.dirname(DROP_IN)).split() == ["commsgw.conf"]
+    assert "-x tlsf -X tlsf" in rig.root(AMS, "systemctl show -p ExecStart kamailio")
     successful, failed, invites = rig.calls(AMS, 5, "after-broken")
     assert (successful, failed) == (5, 0), invites
 

@@ -218,6 +218,34 @@ def test_config_that_cannot_start_is_rejected_and_sbc_keeps_serving(sbc: Sbc) ->
     assert _options("127.0.212.9", ACG) == "SIP/2.0 200 OK"
 
 
+def _memory_manager_args(pid: int) -> list[str]:
+    with open("/proc/%d/cmdline" % pid, "rb") as handle:
+        argv = handle.read().decode().split("\0")
+    return [arg for i, arg in enumerate(argv) if arg in ("-x", "-X") or (i and argv[i - 1] in ("-x", "-X"))]
+
+
+def test_the_memory_manager_follows_the_configuration_and_its_rollback(sbc: Sbc) -> None:
+    """Issue 25: the role's kamailio_memory_manager (set directly here) is rendered into kamailio.cfg, so changing it
+    restarts Kamailio under it; back to the default, TLSF. A push that fails after its swap restarts the previous
+    configuration under the manager that configuration names, not the failed one's."""
+    _play(["playbooks/onboard.yml", "-e", "kamailio_memory_manager=qm"], sbc.inventory)
+    assert "\n#memory_manager=qm\n" in (sbc.etc / "kamailio.cfg").read_text()
+    assert _memory_manager_args(sbc.pid()) == ["-x", "qm", "-X", "qm"]
+    pid = sbc.pid()
+    _play(["playbooks/onboard.yml"], sbc.inventory)
+    assert "\n#memory_manager=tlsf\n" in (sbc.etc / "kamailio.cfg").read_text()
+    assert sbc.pid() != pid and _memory_manager_args(sbc.pid()) == ["-x", "tlsf", "-X", "tlsf"]
+    before = sbc.snapshot()
+    files = {name: before[name] for name in ("kamailio.cfg", "dispatcher.list", "address.list")}
+    files["kamailio.cfg"] = files["kamailio.cfg"].replace("\n#memory_manager=tlsf\n", "\n#memory_manager=fm\n")
+    files["kamailio.cfg"] += '\nroute[COMMSGW_BROKEN] {\n    sl_send_reply("200", "never");\n    ds_no_such();\n}\n'
+    proc = _push_files(sbc, files, kamailio_test_start=False)  # no start-test: the swap and the restart fail
+    assert proc.returncode != 0 and "the previous configuration was restored from" in proc.stdout, proc.stdout[-4000:]
+    assert sbc.snapshot() == before
+    assert _memory_manager_args(sbc.pid()) == ["-x", "tlsf", "-X", "tlsf"]
+    assert _options("127.0.212.9", ACG) == "SIP/2.0 200 OK"
+
+
 def test_change_record_names_each_file_with_its_sha256_and_the_reload(sbc: Sbc) -> None:
     """Issue 11 item 7: one JSON record per onboard run, in the directory named on the command line."""
     import hashlib

@@ -24,7 +24,7 @@ import time
 import typing as t
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import (
-    DEFAULT_MEMORY_MANAGER, memory_manager_args)
+    memory_manager_args, memory_manager_of)
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import PEERS_SUBDIR, file_path
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (
     DEFAULT_RUN_DIR, JsonRpc, RpcError, listen_addresses, rpc_endpoints)
@@ -41,7 +41,7 @@ class CandidateResult:
 def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/kamailio",
                   run_dir: str = DEFAULT_RUN_DIR, timeout_s: float = 15.0, shm_mb: int = 64, pkg_mb: int = 8,
                   cfg_name: str = "kamailio.cfg", user: t.Optional[str] = None,
-                  memory_manager: str = DEFAULT_MEMORY_MANAGER) -> CandidateResult:
+                  memory_manager: t.Optional[str] = None) -> CandidateResult:
     """Start the configuration in ``candidate_dir`` as if it lived in ``config_dir``; True once it serves.
 
     Why namespaces: the candidate must bind the very addresses and ports the live SBC holds, read
@@ -62,6 +62,8 @@ def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/
     os.makedirs(run_dir, exist_ok=True)  # the mount point must exist; harmless where it does
     log_path = os.path.join(scratch, "kamailio.log")
     addresses = [a for a in listen_addresses(cfg_text) if not ipaddress.IPv4Address(a).is_loopback]
+    # The manager the candidate's kamailio.cfg names, unless the caller says (docs/kamailio-tls.md).
+    manager = memory_manager or memory_manager_of(cfg_text)
     drop = extra = ""
     if user:
         # The scratch run dir is mounted over the live one; only its own mode matters to the user.
@@ -83,7 +85,7 @@ def try_candidate(candidate_dir: str, config_dir: str, binary: str = "/usr/sbin/
         "mount --bind %s %s" % (_q(cand_run), _q(run_dir)),
         "exec %s%s -f %s -DD -E -w %s -m %d -M %d%s%s" % (
             drop, _q(binary), _q(os.path.join(config_dir, cfg_name)), _q(run_dir), shm_mb, pkg_mb,
-            "".join(" " + arg for arg in memory_manager_args(memory_manager)), extra),
+            "".join(" " + arg for arg in memory_manager_args(manager)) if manager else "", extra),
     ])
     endpoints = rpc_endpoints(cfg_text, run_dir).relocated(run_dir, cand_run)
     with open(log_path, "wb") as log:

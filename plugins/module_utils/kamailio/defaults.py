@@ -6,6 +6,9 @@ the modules and the SRV refresher on the SBC host (shipped: standard library onl
 
 from __future__ import annotations
 
+import re
+import typing as t
+
 DEFAULT_CONFIG_DIR = "/etc/kamailio"  # the one default of commsgw_sbc.config_dir and the modules' config_dir
 DEFAULT_RUN_DIR = "/run/kamailio"
 # The account Kamailio runs as (Debian's unit: User=kamailio); kamailio_user / run_as_user everywhere.
@@ -31,3 +34,15 @@ def memory_manager_args(manager: str) -> list[str]:
     if manager not in MEMORY_MANAGERS:
         raise ValueError("unknown Kamailio memory manager %r (known: %s)" % (manager, ", ".join(MEMORY_MANAGERS)))
     return ["-x", manager, "-X", manager]
+
+
+# The line the renderer writes into kamailio.cfg (templates/kamailio/kamailio.cfg.j2) from commsgw_sbc.memory_manager.
+_MEMORY_MANAGER_LINE = re.compile(r"^#memory_manager=([a-z]+)[ \t]*$", re.M)
+
+
+def memory_manager_of(cfg_text: str) -> t.Optional[str]:
+    """The memory manager a rendered kamailio.cfg names on its ``#memory_manager=`` line, so that a configuration
+    starts under the manager it was rendered for wherever it is started (push, candidate, rollback to a backup);
+    None when it names none (rendered before issue 25: it ran under Kamailio's default) or an unknown one."""
+    found = _MEMORY_MANAGER_LINE.findall(cfg_text)
+    return found[0] if len(found) == 1 and found[0] in MEMORY_MANAGERS else None

@@ -83,22 +83,31 @@ def test_the_doc_states_the_rule_the_code_applies() -> None:
 
 
 @pytest.mark.parametrize("manager", ["tlsf", "qm"])
-def test_the_memory_manager_is_named_by_kamailio_cfg_and_started_by_the_role(manager: str) -> None:
-    """commsgw_sbc.memory_manager (default tlsf) is a line of kamailio.cfg, so that changing it restarts Kamailio,
-    and the role's kamailio_memory_manager (-x/-X of every start) reads that line."""
-    settings = SETTINGS if manager == "tlsf" else dict(SETTINGS, memory_manager=manager)
-    cfg = render_kamailio(_plan(), settings, "6.0.1")["kamailio.cfg"]
-    assert re.findall(r"^#memory_manager=(.*)$", cfg, re.M) == [manager]
+def test_the_memory_manager_is_named_by_kamailio_cfg_and_started_from_it(manager: str) -> None:
+    """commsgw_sbc.memory_manager (default tlsf) is the role's kamailio_memory_manager, which the render writes into
+    kamailio.cfg (so that changing it restarts Kamailio); the drop-in, kamailio_service and the candidate start take
+    it from that line (kamailio_files_memory_manager, memory_manager_of)."""
     import yaml
+    from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.defaults import memory_manager_of
     from tests.unit.test_role_conventions import ROLE, _templar, trusted
     defaults = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+    role_vars = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())
 
-    def role_default(**variables: t.Any) -> str:
-        return str(_templar(dict(defaults, **variables)).template(trusted(defaults["kamailio_memory_manager"]))).strip()
-    assert role_default(kamailio_files={"kamailio.cfg": cfg}, commsgw_sbc={}) == manager
-    # The inventory's own setting first (as for the memory sizes); tlsf when nothing was rendered.
-    assert role_default(kamailio_files={"kamailio.cfg": cfg}, commsgw_sbc={"memory_manager": "fm"}) == "fm"
-    assert role_default(kamailio_files={}) == "tlsf"
+    def template(expression: str, **variables: t.Any) -> str:
+        return str(_templar(dict(defaults, **variables)).template(trusted(expression))).strip()
+    commsgw_sbc = {} if manager == "tlsf" else {"memory_manager": manager}
+    role_manager = template(defaults["kamailio_memory_manager"], commsgw_sbc=commsgw_sbc)
+    assert role_manager == manager
+    # What render.yml passes the renderer: the role's variable, so that setting it directly reaches kamailio.cfg too.
+    cfg = render_kamailio(_plan(), dict(SETTINGS, memory_manager=role_manager), "6.0.1")["kamailio.cfg"]
+    assert re.findall(r"^#memory_manager=(.*)$", cfg, re.M) == [manager]
+    assert memory_manager_of(cfg) == manager
+    assert template(role_vars["kamailio_files_memory_manager"], kamailio_files={"kamailio.cfg": cfg}) == manager
+    # A kamailio.cfg rendered before issue 25 names none: started under Kamailio's default, as it ran.
+    older = cfg.replace("#memory_manager=%s\n" % manager, "")
+    assert memory_manager_of(older) is None
+    assert template(role_vars["kamailio_files_memory_manager"], kamailio_files={"kamailio.cfg": older}) == ""
+    assert memory_manager_of(cfg + "#memory_manager=fm\n") is None  # two lines: neither is believed
 
 
 def test_memory_manager_arguments_name_both_memories_and_refuse_the_unknown() -> None:
