@@ -28,6 +28,7 @@ import sys
 import time
 import typing as t
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -467,7 +468,12 @@ def test_a_converged_run_is_recorded_and_reported(rig: Rig) -> None:
             "ok", [], "none", "pass"), entry
         assert [(step["kind"], step["files"], step["service_action"]) for step in entry["steps"]] == [
             ("push", [], "none")], entry
-        assert json.loads((reports / ("%s.json" % guest.name)).read_text())["verdict"] == "pass"
+        # The files the probe module writes on the controller: JSON {"reports": [...]} and JUnit XML.
+        [report] = json.loads((reports / ("%s.json" % guest.name)).read_text())["reports"]
+        assert (report["host"], report["verdict"]) == (guest.name, "pass"), report
+        junit = ElementTree.parse(reports / ("%s.xml" % guest.name)).getroot()
+        assert junit.tag == "testsuites" and junit.findall("testsuite/testcase"), ElementTree.tostring(junit)
+        assert not junit.findall(".//failure"), ElementTree.tostring(junit)
         assert PROBED_WITH_READ in _probe_summaries(out)[guest.name], out[-6000:]
 
 

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import ssl
 import subprocess
 import sys
@@ -216,3 +217,19 @@ def test_probe_imports_without_yaml_or_jinja2() -> None:
                             env={"PYTHONPATH": str(REPO / ".collections"), "PATH": "/usr/bin:/bin"}, check=False)
     assert result.returncode == 0, result.stderr
     assert "('1.2.3.4', 5060, 'udp')" in result.stdout
+
+
+def test_the_report_filter_writes_what_the_module_writes() -> None:
+    """playbooks/probe.yml writes an SBC-side probe's reports on the controller with the probe_report filter: the
+    same JSON document and JUnit XML as the module's own report_json / report_junit files."""
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.commsgw.routing.plugins.filter.probe_report import probe_report
+    from ansible_collections.commsgw.routing.plugins.module_utils.probe.report import to_json
+
+    report = report_for([peer("10.0.0.1")], "pass")
+    assert json.loads(probe_report(report, "json")) == json.loads(to_json([report])) == {"reports": [report]}
+    root = ET.fromstring(probe_report(report, "junit").split("\n", 1)[1])
+    assert root.tag == "testsuites" and root.find("testsuite[@name='d.s.sbc-1.sip.region1']") is not None
+    for bad in (("xml", report), ("json", "not a report")):
+        with pytest.raises(AnsibleFilterError):
+            probe_report(bad[1], bad[0])
