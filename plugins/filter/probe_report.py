@@ -8,9 +8,10 @@ short_description: A probe report as the probe module writes it, JSON or JUnit X
 version_added: 0.2.0
 description:
   - Renders the RV(commsgw.routing.probe#module:report) of one C(commsgw.routing.probe) run exactly as the module's own
-    O(commsgw.routing.probe#module:report_json) and O(commsgw.routing.probe#module:report_junit) files: a JSON document
-    C({"reports": [...]}) or one JUnit XML document. C(playbooks/probe.yml) writes an SBC's reports on the controller
-    with it, so that the report directory holds the same files wherever the probe ran.
+    O(commsgw.routing.probe#module:report_json) and O(commsgw.routing.probe#module:report_junit) files, a JSON document
+    with the report in its C(reports) list or one JUnit XML document.
+  - C(playbooks/probe.yml) writes an SBC's reports on the controller with it, so that the report directory holds the
+    same files wherever the probe ran.
 positional: format
 options:
   _input:
