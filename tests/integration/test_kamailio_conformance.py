@@ -81,18 +81,20 @@ def call(workdir: Path, name: str, count: int, rate: float = 20.0, **kwargs: t.A
     return SippCaller(name, workdir, address, target, **caller_kwargs).run(count, rate, **kwargs)
 
 
-def ordinary_call(lab: AcgLab, workdir: Path, name: str) -> None:
-    """One ordinary call, which must be answered 200. The lab's peers answer OPTIONS every second and two misses
-    take one out: on a machine other suites load (CI boots the SBC hosts' guests meanwhile) both local peers
-    can be out at that moment, and the call gets the SBC's 503. Then once more, after they are back."""
+def ordinary_call(lab: AcgLab, workdir: Path, name: str) -> int:
+    """One ordinary call, which must be answered 200; returns how many tries it took (1 or 2). The lab's peers answer
+    OPTIONS every second and two misses take one out: on a machine other suites load (CI boots the SBC hosts'
+    guests meanwhile) both local peers can be out at that moment, and the call gets the SBC's 503. Then once more,
+    after they are back."""
     first = call(workdir, name, 1, rate=10, hold_ms=0)
     if first.codes() == {200: 1}:
-        return
+        return 1
     states = lab.kamailio.dispatcher_states() if lab.kamailio else None
     settle(lab, alive=R1[:2])
     again = call(workdir, name + "-again", 1, rate=10, hold_ms=0)
     assert again.codes() == {200: 1}, "first try %s (peers then: %s), second try %s" % (
         first.codes(), states, again.codes())
+    return 2
 
 
 # ---- healthy --------------------------------------------------------------------------------
@@ -231,11 +233,12 @@ def test_emergency_dial_strings_never_reach_acg(lab: AcgLab, tmp_path: Path, dia
         settle(lab, alive=R1[:2])
         refused = call(tmp_path, "sos", 2, rate=10, user=dial, expect=403)
         after_refused = peers.invites()
-        ordinary_call(lab, tmp_path, "normal")
+        tries = ordinary_call(lab, tmp_path, "normal")
         got = peers.invites()
     assert refused.codes() == {403: 2}, refused.codes()
     assert sum(after_refused.values()) == 0, after_refused
-    assert sum(got.values()) >= 1, got
+    # One INVITE for the answered call (a first try that failed may have reached a peer too).
+    assert 1 <= sum(got.values()) <= tries and (tries == 2 or sum(got.values()) == 1), (tries, got)
 
 
 def test_no_emergency_dial_string_reaches_acg_without_normalisation(lab: AcgLab, tmp_path: Path) -> None:
