@@ -18,7 +18,7 @@ DEFAULT_KAMAILIO_GROUP = "kamailio"
 DEFAULT_SHARED_MEMORY_MB = 128  # the modules' default; the role passes the figure sized from the plan (kamailio.sizing)
 DEFAULT_PRIVATE_MEMORY_MB = 8  # Kamailio's own default
 # Kamailio's memory manager (-x shared, -X private): TLSF, not Kamailio's default qm, whose search of its free
-# lists took 13 to 21 % of Kamailio's CPU under TLS calls (perf); under TLSF the generated configuration costs
+# lists (qm_malloc) took 13 % of the generated configuration's CPU under TLS calls (perf); under TLSF it costs
 # 0.77x to 0.86x its CPU per call under qm (issue 25, docs/kamailio-tls.md). qm keeps Kamailio's memory debugging.
 MEMORY_MANAGERS = ("tlsf", "qm", "fm")
 DEFAULT_MEMORY_MANAGER = "tlsf"
