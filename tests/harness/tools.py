@@ -143,3 +143,8 @@ def fill(directory: Path, leave_bytes: int = 0) -> Path:
     size = filler.stat().st_size
     os.truncate(filler, max(0, size - leave_bytes))
     return filler
+
+
+def memory_manager_args_in(argv: t.Sequence[str]) -> list[str]:
+    """The -x/-X arguments (Kamailio's memory managers) of a command line, in order, with their values."""
+    return [arg for i, arg in enumerate(argv) if arg in ("-x", "-X") or (i > 0 and argv[i - 1] in ("-x", "-X"))]

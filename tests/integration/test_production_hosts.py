@@ -36,7 +36,7 @@ from harness.acg_sim import AcgSim
 from harness.dns import DnsServer
 from harness.sbc_hosts import Guest, SbcHostLab
 from harness.sipp import SippCaller, SippPeer
-from harness.tools import needs
+from harness.tools import memory_manager_args_in, needs
 from harness.tools import recap as _recap  # test_exporter_hosts imports it from here
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.reload import reload
@@ -257,8 +257,7 @@ DROP_IN = "/etc/systemd/system/kamailio.service.d/commsgw.conf"
 
 def _memory_manager_args(rig: Rig, guest: Guest, pid: int) -> list[str]:
     """The -x/-X arguments (memory managers) of the running Kamailio ``pid``, from its command line."""
-    argv = rig.root(guest, "tr '\\0' '\\n' < /proc/%d/cmdline" % pid).splitlines()
-    return [arg for i, arg in enumerate(argv) if arg in ("-x", "-X") or (i and argv[i - 1] in ("-x", "-X"))]
+    return memory_manager_args_in(rig.root(guest, "tr '\\0' '\\n' < /proc/%d/cmdline" % pid).splitlines())
 
 
 def test_check_mode_on_fresh_hosts_lists_changes_and_changes_nothing(rig: Rig) -> None:

@@ -38,7 +38,7 @@ from tests.harness.dns import DnsServer  # noqa: E402
 from tests.harness.lab_inventory import lab_inventory, stop_kamailio  # noqa: E402
 from tests.harness.refresher_install import install_refresher  # noqa: E402
 from tests.harness.sipp import udp_options  # noqa: E402
-from tests.harness.tools import fill, recap as _recap, tmpfs  # noqa: E402
+from tests.harness.tools import fill, memory_manager_args_in, recap as _recap, tmpfs  # noqa: E402
 
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.peers_dir import file_path  # noqa: E402
 from ansible_collections.commsgw.routing.plugins.module_utils.kamailio.runtime import (  # noqa: E402
@@ -220,8 +220,7 @@ def test_config_that_cannot_start_is_rejected_and_sbc_keeps_serving(sbc: Sbc) ->
 
 def _memory_manager_args(pid: int) -> list[str]:
     with open("/proc/%d/cmdline" % pid, "rb") as handle:
-        argv = handle.read().decode().split("\0")
-    return [arg for i, arg in enumerate(argv) if arg in ("-x", "-X") or (i and argv[i - 1] in ("-x", "-X"))]
+        return memory_manager_args_in(handle.read().decode().split("\0"))
 
 
 def test_the_memory_manager_follows_the_configuration_and_its_rollback(sbc: Sbc) -> None:
