@@ -166,6 +166,14 @@ def _no_kex(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
     return _sub(r'is_myself\("\$route_uri"\)', '($route_uri != "")', cfg)
 
 
+def _floor(cfg: str, sni: str) -> str:
+    """Every part the other variants take out, at once (except the unsafe no-kex): what the generated
+    config would cost without the checks the requirements ask of it, so the most any cut of them could save."""
+    for part in (_drop_reply_check, _fixed_sni, _drop_limits, _drop_dialog_name, _no_request_checks, _no_log_prefix):
+        cfg = part(cfg, sni)
+    return cfg
+
+
 def _sub(pattern: str, replacement: str, text: str) -> str:
     """re.sub that insists on a match: a variant that no longer applies to the templates must say so."""
     result, count = re.subn(pattern, lambda m: replacement, text, flags=re.S)
@@ -186,6 +194,7 @@ VARIANTS: dict[str, tuple[str, t.Callable[[str, str], str]]] = {
     "no-log-prefix": ("no log_prefix", _no_log_prefix),
     "no-kex": ("no kex module (is_myself replaced: unsafe)", _no_kex),
     "no-tls-script": ("no-reply-check + fixed-sni", lambda cfg, sni: _fixed_sni(_drop_reply_check(cfg, sni), sni)),
+    "floor": ("all of the above at once but no-kex (R-23, R-24, R-25, R-27 and issue 13's checks gone)", _floor),
     "qm": ("the generated config under Kamailio's default memory manager, qm (before issue 25)", lambda cfg, sni: cfg),
 }
 # Variants that change how Kamailio starts rather than its config: the memory manager (-x/-X).
