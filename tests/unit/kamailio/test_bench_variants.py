@@ -44,9 +44,11 @@ def test_every_variant_applies_to_the_rendered_config(name: str) -> None:
 def test_the_floor_variant_has_none_of_the_checks_it_claims_to_take_out() -> None:
     floor = BENCH_MODULE.VARIANTS["floor"][1](_cfg(), R1)
     for gone in ("route(COMMSGW_TLS_CHECK_REPLY);", "route(COMMSGW_TLS_SNI);", "if (!sanity_check(", "s.encode.hexa",
-                 'sl_send_reply("513"', 't_on_branch("COMMSGW_TLS_BRANCH")', "route(COMMSGW_TLS_DIALOG_NAME)) {\n\t\t\t$var",
-                 "log_prefix="):
+                 'sl_send_reply("513"', 't_on_branch("COMMSGW_TLS_BRANCH")', "log_prefix="):
         assert gone not in floor, gone
+    # No dialog name read from the Route of an in-dialog request.
+    common = floor[floor.index("route[COMMON] {"):]
+    assert "route(COMMSGW_TLS_NAME_IN_URI)" not in common[:common.index("\n}\n")]
     # What the requirements' routing needs stays: the ACL (R-08), the dispatcher's failover (R-11..R-16).
     for kept in ("allow_source_address(", "ds_select_routes(", 't_on_failure("ACG_FAILURE")'):
         assert kept in floor, kept

@@ -285,6 +285,15 @@ def test_a_dialog_name_is_believed_only_from_a_top_route_that_is_the_sbc() -> No
     # Every in-dialog request: a top Route that is not the SBC is refused before loose_route follows it.
     common = _route(cfg, "COMMON")
     assert common.index('if (is_present_hf("Route") && !is_myself("$route_uri")) {') < common.index("if (loose_route())")
+    # The name an in-dialog request from the core takes to ACG: read from that Route (so after its check), before
+    # loose_route; never for a request from ACG, which goes to the core side only and whose name
+    # COMMSGW_TLS_CHECK_REQUEST has checked.
+    read = common.index('if ($var(commsgw_from_acg) == 0 && is_present_hf("Route")) {')
+    assert common.index('if (is_present_hf("Route") && !is_myself("$route_uri")) {') < read \
+        < common.index("$var(commsgw_tls_route) = $route_uri;") < common.index("route(COMMSGW_TLS_NAME_IN_URI)") \
+        < common.index("if (loose_route())")
+    assert "COMMSGW_TLS_DIALOG_NAME" not in common
+    assert common.index("route(TO_CORE_IN_DIALOG);") < common.index("route(COMMSGW_TLS_IN_DIALOG);")
 
 
 def test_out_of_range_in_dialog_requests_need_a_retired_range_of_their_name() -> None:
