@@ -591,6 +591,54 @@ def test_a_retired_peer_ends_its_call_and_nothing_else_passes(peers: TlsLab) -> 
                for rr in dialog.record_route), (real, dialog.record_route)
 
 
+def test_a_core_request_with_the_sbcs_dialog_name_under_a_foreign_top_route_reaches_nobody(peers: TlsLab) -> None:
+    """Issue 21 from the core side: an in-dialog BYE from the core whose top Route names another host but carries
+    the SBC's own dialog parameters (the name and its valid MAC, copied from the dialog's Record-Route) is
+    refused (403) and reaches neither that host nor any ACG peer; the route set the SBC recorded then ends the
+    call at its peer, with the dialog's name as SNI. route[COMMON] reads a core request's dialog name from its
+    top Route only after refusing any top Route that is not the SBC."""
+    lab = peers
+    lab.start_all_peers()
+    lab.settle()
+    uac = CoreUac(TOPO.net(31, 7), (TOPO.sbc_core, 5060))
+    target = TOPO.outsider(13)
+    sink = UdpSink(target)
+    try:
+        dialog = uac.call()
+        [peer] = [a for a in R1 if lab.fronts[a].heads_with(dialog.call_id.encode())]
+        assert all(";cgwmac=" in rr for rr in dialog.record_route), dialog.record_route
+        forged = _core_bye(uac, dialog, _route_of(dialog, target)[:1] + list(reversed(dialog.record_route)), cseq=2)
+        reached = _nobody_got(lab, dialog.call_id, [sink], method="BYE ")
+        ended = _core_bye(uac, dialog, list(reversed(dialog.record_route)), cseq=3)
+        byes = [c for c in lab.fronts[peer].snapshot() for h in c.heads
+                if h.startswith(b"BYE ") and dialog.call_id.encode() in h]
+    finally:
+        sink.close()
+        uac.close()
+    assert forged == 403 and reached == [], (forged, reached, lab.kamailio.log_tail(20) if lab.kamailio else "")
+    assert ended == 200, (ended, lab.kamailio.log_tail(20) if lab.kamailio else "")
+    assert byes and all(c.sni == R1_HOST for c in byes), byes
+
+
+def _core_bye(uac: CoreUac, dialog: Dialog, route: t.Sequence[str], cseq: int, timeout_s: float = 5.0
+              ) -> t.Optional[int]:
+    """A BYE of ``dialog`` from the core's side (``uac``) with the Route set ``route``; the final status it got."""
+    branch = uuid.uuid4().hex
+    bye = ("BYE %s SIP/2.0\r\nVia: SIP/2.0/UDP %s:%d;branch=z9hG4bK%s;rport\r\nMax-Forwards: 70\r\n%s"
+           "From: <%s>;tag=%s\r\nTo: <%s>;tag=%s\r\nCall-ID: %s\r\nCSeq: %d BYE\r\nContent-Length: 0\r\n\r\n"
+           % (dialog.callee_contact, uac.address, uac.port, branch, "".join("Route: %s\r\n" % r for r in route),
+              uac.uri, dialog.caller_tag, dialog.callee_uri, dialog.callee_tag, dialog.call_id, cseq))
+    uac.sock.sendto(bye.encode(), uac.sbc)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        final = [status(r) for r in uac.responses
+                 if branch.encode() in r and (status(r) or 0) >= 200]
+        if final:
+            return final[0]
+        time.sleep(0.05)
+    return None
+
+
 def _with_mac(route: list[str], mac: str) -> list[str]:
     return [re.sub(r"cgwmac=[^;>]+", "cgwmac=" + mac, r) for r in route]
 

@@ -288,12 +288,17 @@ def test_a_dialog_name_is_believed_only_from_a_top_route_that_is_the_sbc() -> No
     # The name an in-dialog request from the core takes to ACG: read from that Route (so after its check), before
     # loose_route; never for a request from ACG, which goes to the core side only and whose name
     # COMMSGW_TLS_CHECK_REQUEST has checked.
+    refusal = common.index('if (is_present_hf("Route") && !is_myself("$route_uri")) {')
+    assert "exit;" in common[refusal:common.index("\n\t\t}\n", refusal)]
     read = common.index('if ($var(commsgw_from_acg) == 0 && is_present_hf("Route")) {')
-    assert common.index('if (is_present_hf("Route") && !is_myself("$route_uri")) {') < read \
+    # Reset for every in-dialog request, from either side: $var keeps its value from the process's last message.
+    assert refusal < common.index('$var(commsgw_dialog_tls) = "";') < read \
         < common.index("$var(commsgw_tls_route) = $route_uri;") < common.index("route(COMMSGW_TLS_NAME_IN_URI)") \
         < common.index("if (loose_route())")
     assert "COMMSGW_TLS_DIALOG_NAME" not in common
-    assert common.index("route(TO_CORE_IN_DIALOG);") < common.index("route(COMMSGW_TLS_IN_DIALOG);")
+    # The dialog's TLS name is used towards ACG only: never for a request from ACG (which goes to the core side).
+    assert re.search(r"if \(\$var\(commsgw_from_acg\) == 1\) \{\n\t+route\(TO_CORE_IN_DIALOG\);\n\t+\} else \{\n"
+                     r"(\t+#[^\n]*\n)*\t+route\(COMMSGW_TLS_IN_DIALOG\);\n\t+\}\n", common), common
 
 
 def test_out_of_range_in_dialog_requests_need_a_retired_range_of_their_name() -> None:
