@@ -139,7 +139,8 @@ def _drop_dialog_name(cfg: str, sni: str) -> str:  # pylint: disable=unused-argu
     """No TLS name kept in the dialog: no Record-Route parameter per branch, no Route read per
     in-dialog request (which then finds the name by the next hop's range)."""
     cfg = _sub(r"\n\tt_on_branch\(\"COMMSGW_TLS_BRANCH\"\);", "", cfg)
-    return _sub(r"\n\t\t# The dialog's TLS name, read before loose_route.*?\n\t\t\}\n", "\n", cfg)
+    # The name's reset stays: without it a request would take the name an earlier one left in the process.
+    return _sub(r"\n\t\tif \(\$var\(commsgw_from_acg\) == 0 && is_present_hf\(\"Route\"\)\) \{\n.*?\n\t\t\}\n", "\n", cfg)
 
 
 def _no_hmac(cfg: str, sni: str) -> str:  # pylint: disable=unused-argument
@@ -194,7 +195,8 @@ VARIANTS: dict[str, tuple[str, t.Callable[[str, str], str]]] = {
     "no-log-prefix": ("no log_prefix", _no_log_prefix),
     "no-kex": ("no kex module (is_myself replaced: unsafe)", _no_kex),
     "no-tls-script": ("no-reply-check + fixed-sni", lambda cfg, sni: _fixed_sni(_drop_reply_check(cfg, sni), sni)),
-    "floor": ("all of the above at once but no-kex (R-23, R-24, R-25, R-27 and issue 13's checks gone)", _floor),
+    "floor": ("no-reply-check, fixed-sni, no-limits, no-dialog-name, no-request-checks and no-log-prefix at once",
+              _floor),
     "qm": ("the generated config under Kamailio's default memory manager, qm (before issue 25)", lambda cfg, sni: cfg),
 }
 # Variants that change how Kamailio starts rather than its config: the memory manager (-x/-X).

@@ -46,9 +46,11 @@ def test_the_floor_variant_has_none_of_the_checks_it_claims_to_take_out() -> Non
     for gone in ("route(COMMSGW_TLS_CHECK_REPLY);", "route(COMMSGW_TLS_SNI);", "if (!sanity_check(", "s.encode.hexa",
                  'sl_send_reply("513"', 't_on_branch("COMMSGW_TLS_BRANCH")', "log_prefix="):
         assert gone not in floor, gone
-    # No dialog name read from the Route of an in-dialog request.
+    # No dialog name read from the Route of an in-dialog request, but the name still reset for each one (else a
+    # request would take the name an earlier one left in the process).
     common = floor[floor.index("route[COMMON] {"):]
-    assert "route(COMMSGW_TLS_NAME_IN_URI)" not in common[:common.index("\n}\n")]
+    common = common[:common.index("\n}\n")]
+    assert "route(COMMSGW_TLS_NAME_IN_URI)" not in common and '$var(commsgw_dialog_tls) = "";' in common
     # What the requirements' routing needs stays: the ACL (R-08), the dispatcher's failover (R-11..R-16).
     for kept in ("allow_source_address(", "ds_select_routes(", 't_on_failure("ACG_FAILURE")'):
         assert kept in floor, kept
