@@ -592,11 +592,12 @@ def test_a_retired_peer_ends_its_call_and_nothing_else_passes(peers: TlsLab) -> 
 
 
 def test_a_core_request_with_the_sbcs_dialog_name_under_a_foreign_top_route_reaches_nobody(peers: TlsLab) -> None:
-    """Issue 21 from the core side: an in-dialog BYE from the core whose top Route names another host but carries
-    the SBC's own dialog parameters (the name and its valid MAC, copied from the dialog's Record-Route) is
-    refused (403) and reaches neither that host nor any ACG peer; the route set the SBC recorded then ends the
-    call at its peer, with the dialog's name as SNI. route[COMMON] reads a core request's dialog name from its
-    top Route only after refusing any top Route that is not the SBC."""
+    """Issue 21 from the core side: an in-dialog BYE from the core whose top Route names another host is refused
+    (403) and reaches neither that host nor any ACG peer, also when that Route carries the SBC's own dialog
+    parameters (the name and its valid MAC, copied from the dialog's Record-Route): a name the SBC would believe
+    does not make it follow a foreign Route. The route set the SBC recorded then ends the call at its peer.
+    route[COMMON] reads a core request's dialog name from its top Route only after that refusal, which this test
+    needs; the order itself is pinned by the render test."""
     lab = peers
     lab.start_all_peers()
     lab.settle()
@@ -605,19 +606,17 @@ def test_a_core_request_with_the_sbcs_dialog_name_under_a_foreign_top_route_reac
     sink = UdpSink(target)
     try:
         dialog = uac.call()
-        [peer] = [a for a in R1 if lab.fronts[a].heads_with(dialog.call_id.encode())]
         assert all(";cgwmac=" in rr for rr in dialog.record_route), dialog.record_route
         forged = _core_bye(uac, dialog, _route_of(dialog, target)[:1] + list(reversed(dialog.record_route)), cseq=2)
         reached = _nobody_got(lab, dialog.call_id, [sink], method="BYE ")
         ended = _core_bye(uac, dialog, list(reversed(dialog.record_route)), cseq=3)
-        byes = [c for c in lab.fronts[peer].snapshot() for h in c.heads
+        byes = [a for a in R1 for c in lab.fronts[a].snapshot() for h in c.heads
                 if h.startswith(b"BYE ") and dialog.call_id.encode() in h]
     finally:
         sink.close()
         uac.close()
     assert forged == 403 and reached == [], (forged, reached, lab.kamailio.log_tail(20) if lab.kamailio else "")
-    assert ended == 200, (ended, lab.kamailio.log_tail(20) if lab.kamailio else "")
-    assert byes and all(c.sni == R1_HOST for c in byes), byes
+    assert ended == 200 and len(byes) == 1, (ended, byes, lab.kamailio.log_tail(20) if lab.kamailio else "")
 
 
 def _core_bye(uac: CoreUac, dialog: Dialog, route: t.Sequence[str], cseq: int, timeout_s: float = 5.0

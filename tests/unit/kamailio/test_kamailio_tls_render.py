@@ -299,6 +299,7 @@ def test_a_dialog_name_is_believed_only_from_a_top_route_that_is_the_sbc() -> No
     # The dialog's TLS name is used towards ACG only: never for a request from ACG (which goes to the core side).
     assert re.search(r"if \(\$var\(commsgw_from_acg\) == 1\) \{\n\t+route\(TO_CORE_IN_DIALOG\);\n\t+\} else \{\n"
                      r"(\t+#[^\n]*\n)*\t+route\(COMMSGW_TLS_IN_DIALOG\);\n\t+\}\n", common), common
+    assert common.count("route(COMMSGW_TLS_IN_DIALOG);") == 1
 
 
 def test_out_of_range_in_dialog_requests_need_a_retired_range_of_their_name() -> None:
