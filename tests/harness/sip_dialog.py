@@ -5,7 +5,8 @@
 knows, in-dialog requests the test forges from it, and listeners that record whatever reaches them.
 
 * ``CoreUac``: the operator core's side of one call over UDP: INVITE through the SBC, ACK, and then it
-  answers every request that reaches it (a BYE from ACG) with 200 and keeps it.
+  answers every request that reaches it (a BYE from ACG) with 200 and keeps it; it sends in-dialog requests of
+  its own with any Route set (``send_in_dialog``).
 * ``UdpSink``: a UDP socket that only records (a host no in-dialog request may ever reach).
 * ``in_dialog``: an in-dialog request of a dialog, with any Route set, Request-URI and Call-ID, for the
   peer's side (sent over TLS with ``harness.tls_front.tls_client``).
@@ -124,15 +125,9 @@ class CoreUac(UdpSink):
                   "Content-Length: 0\r\n\r\n" % (ruri, self.address, self.port, uuid.uuid4().hex, self.uri, tag,
                                                  ruri, call_id, self.uri))
         self.sock.sendto(invite.encode(), self.sbc)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            final = [r for r in self.responses if call_id.encode() in r and (status(r) or 0) >= 200]
-            if final:
-                break
-            time.sleep(0.05)
-        else:
+        ok = self.final_response(call_id, timeout_s)
+        if ok is None:
             raise AssertionError("no final answer to the INVITE within %.0f s" % timeout_s)
-        ok = final[0]
         if status(ok) != 200:
             raise AssertionError("INVITE answered %s" % ok.split(b"\r\n", 1)[0])
         to = header_values(ok, "To", "t")[0]
@@ -141,13 +136,32 @@ class CoreUac(UdpSink):
                         callee_tag=re.search(r";tag=([^;>\s]+)", to).group(1),  # type: ignore[union-attr]
                         callee_contact=contact.strip("<>").split(">")[0],
                         record_route=header_values(ok, "Record-Route"))
-        ack = ("ACK %s SIP/2.0\r\nVia: SIP/2.0/UDP %s:%d;branch=z9hG4bK%s;rport\r\nMax-Forwards: 70\r\n%s"
-               "From: <%s>;tag=%s\r\nTo: <%s>;tag=%s\r\nCall-ID: %s\r\nCSeq: 1 ACK\r\nContent-Length: 0\r\n\r\n"
-               % (dialog.callee_contact, self.address, self.port, uuid.uuid4().hex,
-                  "".join("Route: %s\r\n" % r for r in reversed(dialog.record_route)), self.uri, tag, ruri,
-                  dialog.callee_tag, call_id))
-        self.sock.sendto(ack.encode(), self.sbc)
+        self.send_in_dialog(dialog, "ACK", 1)
         return dialog
+
+    def send_in_dialog(self, dialog: Dialog, method: str, cseq: int, route: t.Optional[t.Sequence[str]] = None) -> str:
+        """A request of ``dialog`` from the core's side to the SBC: by default along the caller's route set (the
+        Record-Route reversed); its Via branch, which its responses carry (``final_response``)."""
+        route = list(reversed(dialog.record_route)) if route is None else route
+        branch = uuid.uuid4().hex
+        request = ("%s %s SIP/2.0\r\nVia: SIP/2.0/UDP %s:%d;branch=z9hG4bK%s;rport\r\nMax-Forwards: 70\r\n%s"
+                   "From: <%s>;tag=%s\r\nTo: <%s>;tag=%s\r\nCall-ID: %s\r\nCSeq: %d %s\r\nContent-Length: 0\r\n\r\n"
+                   % (method, dialog.callee_contact, self.address, self.port, branch,
+                      "".join("Route: %s\r\n" % r for r in route), self.uri, dialog.caller_tag, dialog.callee_uri,
+                      dialog.callee_tag, dialog.call_id, cseq, method))
+        self.sock.sendto(request.encode(), self.sbc)
+        return branch
+
+    def final_response(self, needle: str, timeout_s: float) -> t.Optional[bytes]:
+        """The first final response received that carries ``needle`` (a Call-ID, a Via branch), waiting at most
+        ``timeout_s``; None without one."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            final = [r for r in self.responses if needle.encode() in r and (status(r) or 0) >= 200]
+            if final:
+                return final[0]
+            time.sleep(0.05)
+        return None
 
     def requests_with(self, needle: str) -> list[bytes]:
         return [r for r in self.requests if needle.encode() in r]

@@ -619,23 +619,9 @@ def test_a_core_request_with_the_sbcs_dialog_name_under_a_foreign_top_route_reac
     assert ended == 200 and len(byes) == 1, (ended, byes, lab.kamailio.log_tail(20) if lab.kamailio else "")
 
 
-def _core_bye(uac: CoreUac, dialog: Dialog, route: t.Sequence[str], cseq: int, timeout_s: float = 5.0
-              ) -> t.Optional[int]:
+def _core_bye(uac: CoreUac, dialog: Dialog, route: t.Sequence[str], cseq: int) -> t.Optional[int]:
     """A BYE of ``dialog`` from the core's side (``uac``) with the Route set ``route``; the final status it got."""
-    branch = uuid.uuid4().hex
-    bye = ("BYE %s SIP/2.0\r\nVia: SIP/2.0/UDP %s:%d;branch=z9hG4bK%s;rport\r\nMax-Forwards: 70\r\n%s"
-           "From: <%s>;tag=%s\r\nTo: <%s>;tag=%s\r\nCall-ID: %s\r\nCSeq: %d BYE\r\nContent-Length: 0\r\n\r\n"
-           % (dialog.callee_contact, uac.address, uac.port, branch, "".join("Route: %s\r\n" % r for r in route),
-              uac.uri, dialog.caller_tag, dialog.callee_uri, dialog.callee_tag, dialog.call_id, cseq))
-    uac.sock.sendto(bye.encode(), uac.sbc)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        final = [status(r) for r in uac.responses
-                 if branch.encode() in r and (status(r) or 0) >= 200]
-        if final:
-            return final[0]
-        time.sleep(0.05)
-    return None
+    return status(uac.final_response(uac.send_in_dialog(dialog, "BYE", cseq, route), 5.0))
 
 
 def _with_mac(route: list[str], mac: str) -> list[str]:
